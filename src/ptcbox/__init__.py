@@ -1,0 +1,22 @@
+"""ptcbox: programmatic tool calling.
+
+A model writes one Python snippet that calls many tools; ptcbox runs it in a sandbox
+(a thread, or a separate process) under a timeout and returns one frozen
+:class:`CodeResult`.
+"""
+
+from ptcbox._result import CodeResult, ToolCallRecord
+from ptcbox.errors import PtcboxError, ToolError
+from ptcbox.projections import DirectProjection, ToolProjection, validate_namespace
+from ptcbox.runtimes import CodeRuntime
+
+__all__ = [
+    "CodeResult",
+    "CodeRuntime",
+    "DirectProjection",
+    "PtcboxError",
+    "ToolCallRecord",
+    "ToolError",
+    "ToolProjection",
+    "validate_namespace",
+]

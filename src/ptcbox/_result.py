@@ -1,0 +1,156 @@
+"""The result of one execution: :class:`CodeResult` and its :class:`ToolCallRecord` trace.
+
+The four seed fields (``stdout``, ``stderr``, ``return_code``, ``error``) come from the
+toolregistry ``runtimes`` contract; every extension is defaulted so that
+``CodeResult(stdout=..., stderr=..., return_code=..., error=...)`` stays valid.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ptcbox._jsonable import JSONValue, scrub_text, to_jsonable
+
+__all__ = ["CodeResult", "ToolCallRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One tool call made by a snippet, as recorded by the runtime.
+
+    Attributes:
+        name: The tool's name in the namespace.
+        arguments: The keyword arguments the tool was called with (positional arguments
+            already bound to their parameter names).
+        ok: ``True`` when the tool returned, ``False`` when it raised or was refused.
+        error: The error message when ``ok`` is ``False``, else ``None``.
+        duration_s: Wall-clock time the call took, in seconds.
+    """
+
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+    error: str | None = None
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, JSONValue]:
+        """Return this record as JSON-encodable data.
+
+        Returns:
+            ``{"name", "arguments", "ok", "error", "duration_s"}``; arguments converted
+            with :func:`ptcbox._jsonable.to_jsonable`.
+        """
+        return {
+            "name": scrub_text(self.name),
+            "arguments": to_jsonable(self.arguments),
+            "ok": self.ok,
+            "error": None if self.error is None else scrub_text(self.error),
+            "duration_s": self.duration_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CodeResult:
+    """Everything one execution of a snippet produced. Immutable.
+
+    Attributes:
+        stdout: Text the snippet printed (capped to the policy's ``max_output_bytes``).
+        stderr: Text written to standard error (warnings; capped likewise).
+        return_code: ``0`` on success, ``1`` when the code failed (exception, timeout,
+            limit, policy violation, crash).
+        error: Traceback or message for the model; ``None`` on success.
+        error_type: Class name of the failure, e.g. ``"ZeroDivisionError"``,
+            ``"TimeoutError"``, ``"PolicyViolation"``, ``"WorkerCrashed"``.
+        timed_out: ``True`` when the wall-clock timeout ended the execution.
+        value: Value of a trailing expression statement, like a REPL shows it, converted
+            to JSON-compatible data; ``None`` when there is none.
+        tool_calls: Every tool call the snippet made, in start order.
+        duration_s: Wall-clock time of the whole execution, in seconds.
+        truncated: ``True`` when stdout, stderr or the error were cut to the byte cap.
+    """
+
+    stdout: str
+    stderr: str
+    return_code: int
+    error: str | None
+    error_type: str | None = None
+    timed_out: bool = False
+    value: Any = None
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    duration_s: float = 0.0
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """``True`` when ``return_code == 0``."""
+        return self.return_code == 0
+
+    def to_dict(self) -> dict[str, JSONValue]:
+        """Return the result as data that ``json.dumps`` always encodes.
+
+        Returns:
+            A dict with every field; ``tool_calls`` as a list of dicts, ``value`` converted
+            with :func:`ptcbox._jsonable.to_jsonable`, text with lone surrogates replaced.
+        """
+        return {
+            "stdout": scrub_text(self.stdout),
+            "stderr": scrub_text(self.stderr),
+            "return_code": self.return_code,
+            "error": None if self.error is None else scrub_text(self.error),
+            "error_type": self.error_type,
+            "timed_out": self.timed_out,
+            "value": to_jsonable(self.value),
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "duration_s": self.duration_s,
+            "truncated": self.truncated,
+        }
+
+    def render(self, max_chars: int = 8000) -> str:
+        """Return the text a model sees for this result.
+
+        The layout is: stdout as printed; then ``[stderr]`` and its text; then
+        ``[value] <json>`` for a trailing expression; then a truncation note; then, on
+        failure, ``[error: <ErrorType>] <message>``. An execution with none of these
+        renders as ``[no output]``. Text beyond ``max_chars`` is cut in the middle, keeping
+        the head and the tail, with a ``[... N characters omitted ...]`` marker.
+
+        Args:
+            max_chars: Longest text to return, in characters (at least 200).
+
+        Returns:
+            The rendered text.
+
+        Raises:
+            ValueError: If ``max_chars`` is below 200.
+        """
+        if max_chars < 200:
+            raise ValueError(f"max_chars must be at least 200, got {max_chars}")
+        parts: list[str] = []
+        if self.stdout:
+            parts.append(scrub_text(self.stdout).rstrip("\n"))
+        if self.stderr:
+            parts.append("[stderr]\n" + scrub_text(self.stderr).rstrip("\n"))
+        if self.value is not None:
+            encoded = json.dumps(to_jsonable(self.value), ensure_ascii=False)
+            parts.append(f"[value] {encoded}")
+        if self.truncated:
+            parts.append("[output was truncated to the sandbox's byte limit]")
+        if self.return_code != 0:
+            kind = self.error_type or "Error"
+            message = scrub_text(self.error or "the code failed").rstrip("\n")
+            parts.append(f"[error: {kind}] {message}")
+        text = "\n".join(parts) if parts else "[no output]"
+        return _cut_middle(text, max_chars)
+
+
+def _cut_middle(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    marker_room = 60
+    keep = max_chars - marker_room
+    head = keep * 2 // 3
+    tail = keep - head
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[len(text) - tail :]}"
