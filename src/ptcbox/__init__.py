@@ -5,7 +5,9 @@ A model writes one Python snippet that calls many tools; ptcbox runs it in a san
 :class:`CodeResult`.
 """
 
+from ptcbox._execute import aexecute, execute
 from ptcbox._result import CodeResult, ToolCallRecord
+from ptcbox._toolset import resolve_tools
 from ptcbox.errors import PtcboxError, ToolError
 from ptcbox.projections import DirectProjection, ToolProjection, validate_namespace
 from ptcbox.runtimes import CodeRuntime
@@ -18,5 +20,8 @@ __all__ = [
     "ToolCallRecord",
     "ToolError",
     "ToolProjection",
+    "aexecute",
+    "execute",
+    "resolve_tools",
     "validate_namespace",
 ]

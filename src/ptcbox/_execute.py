@@ -1,0 +1,364 @@
+"""The one-call facade: :func:`execute` (sync) and :func:`aexecute` (async).
+
+``execute`` works in a plain script, inside Jupyter or any thread that already runs an
+event loop, and from many threads at once: it hands the work to a private event loop
+that runs in one daemon thread (``ptcbox-execute-loop``), started on first use and
+stopped at interpreter exit, and blocks the calling thread until the result is ready.
+The caller's own loop (if any) is never used, so ``asyncio.run() cannot be called from a
+running event loop`` cannot happen; async tools and ``on_tool_call`` run on the private
+loop.
+
+Runtime lifetime: ``runtime=None`` or a runtime name with no ``policy`` uses a *shared
+default* runtime per kind, which lives on the private loop until interpreter exit (so a
+SubprocessRuntime's warm workers are reused across calls). Any other runtime that
+``execute``/``aexecute`` creates (a ``policy`` was given, or ``aexecute`` with a name) is
+closed before the call returns. A runtime instance you pass is never closed by ptcbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
+
+from ptcbox._result import CodeResult
+from ptcbox._toolset import resolve_tools
+from ptcbox.projections import ToolProjection
+from ptcbox.runtimes import CodeRuntime, OutputCallback, ToolCallCallback
+
+if TYPE_CHECKING:
+    from ptcbox.sandbox import SandboxPolicy
+
+__all__ = ["aexecute", "execute"]
+
+RUNTIME_NAMES: Final[tuple[str, ...]] = ("thread", "subprocess")
+"""The runtime names ``runtime=`` and ``ptcbox run --runtime`` accept."""
+
+DEFAULT_RUNTIME: Final[str] = "thread"
+"""The runtime used when none is given. Issue 3 switches it to ``"subprocess"``."""
+
+_T = TypeVar("_T")
+_CLOSE_WAIT_S = 5.0
+
+
+def make_runtime(kind: str, policy: SandboxPolicy | None = None) -> CodeRuntime:
+    """Create a new runtime by name (shared by the facade, the CLI and the demo).
+
+    Args:
+        kind: One of :data:`RUNTIME_NAMES`.
+        policy: The sandbox policy; ``None`` for the runtime's default.
+
+    Returns:
+        A new, open runtime; the caller closes it with ``await runtime.aclose()``.
+
+    Raises:
+        ValueError: If ``kind`` is not a known runtime name.
+    """
+    if kind == "thread":
+        from ptcbox.runtimes import ThreadRuntime  # noqa: PLC0415 (lands in parallel)
+
+        return ThreadRuntime(policy)
+    if kind == "subprocess":
+        from ptcbox.runtimes import SubprocessRuntime  # noqa: PLC0415 (import cost)
+
+        return SubprocessRuntime(policy)
+    raise ValueError(f"unknown runtime {kind!r}; expected one of {', '.join(RUNTIME_NAMES)}")
+
+
+async def aclose_runtime(runtime: object) -> None:
+    """Close a runtime ptcbox created, shielded from cancellation."""
+    aclose = getattr(runtime, "aclose", None)
+    if callable(aclose):
+        with anyio.CancelScope(shield=True):
+            await aclose()
+
+
+def _check_runtime_arg(runtime: object, policy: object) -> None:
+    if runtime is None:
+        return
+    if isinstance(runtime, str):
+        if runtime not in RUNTIME_NAMES:
+            raise ValueError(
+                f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIME_NAMES)} "
+                "or a runtime instance"
+            )
+        return
+    if not isinstance(runtime, CodeRuntime):
+        raise TypeError(
+            f"runtime= must be None, a name ({', '.join(RUNTIME_NAMES)}) or a runtime "
+            f"instance, got {type(runtime).__name__}"
+        )
+    if policy is not None:
+        raise ValueError(
+            "policy= cannot be combined with a runtime instance; the runtime's own policy "
+            "applies (pass the policy to the runtime's constructor)"
+        )
+
+
+async def _run(
+    code: str,
+    namespace: dict[str, ToolProjection],
+    runtime: CodeRuntime | str | None,
+    policy: SandboxPolicy | None,
+    *,
+    shared: bool,
+    options: dict[str, Any],
+) -> CodeResult:
+    if runtime is not None and not isinstance(runtime, str):
+        return await runtime.execute(code, namespace, **options)
+    kind = runtime or DEFAULT_RUNTIME
+    if shared and policy is None:
+        return await _LOOP.shared_runtime(kind).execute(code, namespace, **options)
+    owned = make_runtime(kind, policy)
+    try:
+        return await owned.execute(code, namespace, **options)
+    finally:
+        await aclose_runtime(owned)
+
+
+def _check_code(code: object) -> None:
+    if not isinstance(code, str):
+        raise TypeError(f"code must be a str, got {type(code).__name__}")
+
+
+async def aexecute(
+    code: str,
+    tools: object = None,
+    *,
+    runtime: CodeRuntime | str | None = None,
+    timeout: float | None = None,
+    policy: SandboxPolicy | None = None,
+    extra_globals: Mapping[str, Any] | None = None,
+    on_tool_call: ToolCallCallback | None = None,
+    on_output: OutputCallback | None = None,
+) -> CodeResult:
+    """Run a snippet with tools on the current event loop and return its result.
+
+    Async tools and ``on_tool_call`` run on the calling loop. With ``runtime=None`` or a
+    runtime name, a new runtime is created for this call and closed before it returns;
+    to run many snippets, create one runtime (``async with ThreadRuntime() as rt``) and
+    pass it.
+
+    Args:
+        code: Python source, typically written by a model.
+        tools: The tools the code may call; see :func:`~ptcbox.resolve_tools` for the forms.
+        runtime: ``None`` for :data:`DEFAULT_RUNTIME`, ``"thread"``, ``"subprocess"``, or
+            a runtime instance (never closed by this call).
+        timeout: Wall-clock limit in seconds; ``None`` uses the policy's default.
+        policy: Sandbox policy for a runtime created by name; ``None`` for the default.
+        extra_globals: More names for the code; tools win on name clashes.
+        on_tool_call: Called with each finished :class:`~ptcbox.ToolCallRecord`.
+        on_output: Called as ``on_output(stream, text)`` for each chunk written.
+
+    Returns:
+        The frozen :class:`~ptcbox.CodeResult`. Failures of the code (exceptions,
+        timeouts, limits, policy violations) come back as ``return_code=1``.
+
+    Raises:
+        TypeError: For a bad ``code``, ``tools`` or ``runtime`` argument.
+        ValueError: For malformed tools, an unknown runtime name, ``policy`` with a
+            runtime instance, or a non-positive ``timeout``.
+        RuntimeClosedError: If the given runtime is closed.
+    """
+    _check_code(code)
+    namespace = resolve_tools(tools)
+    _check_runtime_arg(runtime, policy)
+    options = _options(timeout, extra_globals, on_tool_call, on_output)
+    return await _run(code, namespace, runtime, policy, shared=False, options=options)
+
+
+def execute(
+    code: str,
+    tools: object = None,
+    *,
+    runtime: CodeRuntime | str | None = None,
+    timeout: float | None = None,
+    policy: SandboxPolicy | None = None,
+    extra_globals: Mapping[str, Any] | None = None,
+    on_tool_call: ToolCallCallback | None = None,
+    on_output: OutputCallback | None = None,
+) -> CodeResult:
+    """Run a snippet with tools and return its result; blocks the calling thread.
+
+    Safe in a plain script, in Jupyter (or any thread whose event loop is running) and
+    from many threads at once: the work runs on ptcbox's private event-loop thread, where
+    async tools and ``on_tool_call`` run too. Without ``policy``, ``runtime=None`` or a
+    runtime name uses a shared default runtime of that kind that stays open until
+    interpreter exit; with ``policy``, a runtime is created for this call and closed
+    before it returns. A runtime instance you pass is used on the private loop and never
+    closed; do not also use that instance on an event loop of your own.
+
+    Example:
+        >>> def add(a: int, b: int) -> int:
+        ...     return a + b
+        >>> execute("add(a=1, b=2)", tools=[add]).value
+        3
+
+    Args:
+        code: Python source, typically written by a model.
+        tools: The tools the code may call; see :func:`~ptcbox.resolve_tools` for the forms.
+        runtime: ``None`` for :data:`DEFAULT_RUNTIME`, ``"thread"``, ``"subprocess"``, or
+            a runtime instance.
+        timeout: Wall-clock limit in seconds; ``None`` uses the policy's default.
+        policy: Sandbox policy; ``None`` for the default policy.
+        extra_globals: More names for the code; tools win on name clashes.
+        on_tool_call: Called with each finished :class:`~ptcbox.ToolCallRecord`.
+        on_output: Called as ``on_output(stream, text)`` for each chunk written.
+
+    Returns:
+        The frozen :class:`~ptcbox.CodeResult`. Failures of the code (exceptions,
+        timeouts, limits, policy violations) come back as ``return_code=1``.
+
+    Raises:
+        TypeError: For a bad ``code``, ``tools`` or ``runtime`` argument.
+        ValueError: For malformed tools, an unknown runtime name, ``policy`` with a
+            runtime instance, or a non-positive ``timeout``.
+        RuntimeClosedError: If the given runtime is closed.
+    """
+    _check_code(code)
+    namespace = resolve_tools(tools)
+    _check_runtime_arg(runtime, policy)
+    options = _options(timeout, extra_globals, on_tool_call, on_output)
+    if _LOOP.is_loop_thread():
+        # Called from an async tool or callback running on the private loop itself:
+        # blocking that loop would deadlock, so use a fresh loop in a helper thread.
+        return _run_in_new_thread(
+            lambda: _run(code, namespace, runtime, policy, shared=False, options=options)
+        )
+    return _LOOP.run(_run(code, namespace, runtime, policy, shared=True, options=options))
+
+
+def _options(
+    timeout: float | None,
+    extra_globals: Mapping[str, Any] | None,
+    on_tool_call: ToolCallCallback | None,
+    on_output: OutputCallback | None,
+) -> dict[str, Any]:
+    return {
+        "timeout": timeout,
+        "extra_globals": extra_globals,
+        "on_tool_call": on_tool_call,
+        "on_output": on_output,
+    }
+
+
+def _run_in_new_thread(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    outcome: list[tuple[bool, Any]] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, asyncio.run(make())))
+        except BaseException as exc:
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=target, name="ptcbox-execute", daemon=True)
+    thread.start()
+    thread.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+class _BackgroundLoop:
+    """An event loop in a daemon thread, plus the shared default runtimes living on it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runtimes: dict[str, CodeRuntime] = {}
+
+    def is_loop_thread(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def _ensure(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._thread is None or not self._thread.is_alive():
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+                thread = threading.Thread(
+                    target=_serve, args=(loop, ready), name="ptcbox-execute-loop", daemon=True
+                )
+                thread.start()
+                ready.wait()
+                self._loop, self._thread, self._runtimes = loop, thread, {}
+            return self._loop
+
+    def shared_runtime(self, kind: str) -> CodeRuntime:
+        # Only called on the loop thread, so no lock is needed for the dict.
+        runtime = self._runtimes.get(kind)
+        if runtime is None:
+            runtime = self._runtimes[kind] = make_runtime(kind)
+        return runtime
+
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        loop = self._ensure()
+        finished = threading.Event()
+
+        async def guarded() -> _T:
+            try:
+                return await coro
+            finally:
+                finished.set()
+
+        future = asyncio.run_coroutine_threadsafe(guarded(), loop)
+        try:
+            return future.result()
+        except BaseException:
+            # KeyboardInterrupt in the caller (or a cancelled future): cancel the task
+            # and give the runtime a bounded moment to clean up before re-raising.
+            if not future.done():
+                future.cancel()
+                finished.wait(_CLOSE_WAIT_S)
+            raise
+
+    def shutdown(self) -> None:
+        """Close the shared runtimes and stop the loop thread (idempotent)."""
+        with self._lock:
+            loop, thread, runtimes = self._loop, self._thread, self._runtimes
+            self._loop, self._thread, self._runtimes = None, None, {}
+        if loop is None or thread is None or not thread.is_alive():
+            return
+
+        async def close_all() -> None:
+            for runtime in runtimes.values():
+                with contextlib.suppress(Exception):
+                    await aclose_runtime(runtime)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(close_all(), loop).result(_CLOSE_WAIT_S)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(_CLOSE_WAIT_S)
+
+    def forget(self) -> None:
+        """After fork(): the loop thread does not exist in the child; start afresh."""
+        self._lock = threading.Lock()
+        self._loop, self._thread, self._runtimes = None, None, {}
+
+
+def _serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
+    asyncio.set_event_loop(loop)
+    loop.call_soon(ready.set)
+    try:
+        loop.run_forever()
+    finally:
+        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
+_LOOP = _BackgroundLoop()
+atexit.register(_LOOP.shutdown)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_LOOP.forget)
