@@ -1,0 +1,104 @@
+"""Agent glue: tools for models, ``run_code``, ``step`` and the agent loop.
+
+- Tools: :func:`tool`, :class:`Tool`, :class:`ToolResult`, :class:`ToolContext`,
+  :class:`ToolRegistry` (schemas for OpenAI Chat Completions, Responses, Anthropic).
+- Programmatic tool calling: :class:`RunCodeTool` (tools as Python stubs in its
+  description; results are ``CodeResult.render()``), :func:`render_stubs`,
+  :func:`count_tokens`.
+- One turn: :func:`step` / :class:`StepResult` (the kosong design); the loop:
+  :class:`Agent` with events, hooks, interrupts and queued user messages.
+- Models: :class:`OpenAIChatProvider` (the official SDK, any compatible endpoint),
+  :class:`ScriptedProvider` and :class:`ScriptedOpenAIServer` (scripted, for tests,
+  demos and benchmarks).
+- History: :func:`repair_tool_history` (applied before every request).
+"""
+
+from ptcbox.agent_glue._agent import Agent
+from ptcbox.agent_glue._context import ToolContext
+from ptcbox.agent_glue._events import (
+    AfterToolCall,
+    AgentEnd,
+    AgentEvent,
+    AgentRunResult,
+    AgentStart,
+    BeforeToolCall,
+    BlockToolCall,
+    MessageDelta,
+    StopReason,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from ptcbox.agent_glue._history import ToolHistoryRepair, repair_tool_history
+from ptcbox.agent_glue._messages import Message, ToolCall, Usage
+from ptcbox.agent_glue._openai import OpenAIChatProvider
+from ptcbox.agent_glue._openai_server import ScriptedOpenAIServer
+from ptcbox.agent_glue._provider import (
+    ChatProvider,
+    ChatProviderError,
+    ChatRequest,
+    StreamedMessage,
+    StreamedPart,
+    TextPart,
+    ToolCallPart,
+)
+from ptcbox.agent_glue._registry import ToolRegistry, Toolset
+from ptcbox.agent_glue._run_code import RunCodeTool
+from ptcbox.agent_glue._schemas import SchemaFormat, ToolDefinition
+from ptcbox.agent_glue._scripted import ScriptedError, ScriptedProvider, ScriptedTurn
+from ptcbox.agent_glue._step import StepResult, step
+from ptcbox.agent_glue._tokens import count_request_tokens
+from ptcbox.agent_glue._tool import Tool, tool
+from ptcbox.agent_glue._tool_result import ToolResult
+from ptcbox.projections._stubs import count_tokens, render_stubs
+
+__all__ = [
+    "AfterToolCall",
+    "Agent",
+    "AgentEnd",
+    "AgentEvent",
+    "AgentRunResult",
+    "AgentStart",
+    "BeforeToolCall",
+    "BlockToolCall",
+    "ChatProvider",
+    "ChatProviderError",
+    "ChatRequest",
+    "Message",
+    "MessageDelta",
+    "OpenAIChatProvider",
+    "RunCodeTool",
+    "SchemaFormat",
+    "ScriptedError",
+    "ScriptedOpenAIServer",
+    "ScriptedProvider",
+    "ScriptedTurn",
+    "StepResult",
+    "StopReason",
+    "StreamedMessage",
+    "StreamedPart",
+    "TextPart",
+    "Tool",
+    "ToolCall",
+    "ToolCallPart",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolExecutionEnd",
+    "ToolExecutionStart",
+    "ToolExecutionUpdate",
+    "ToolHistoryRepair",
+    "ToolRegistry",
+    "ToolResult",
+    "Toolset",
+    "TurnEnd",
+    "TurnStart",
+    "Usage",
+    "count_request_tokens",
+    "count_tokens",
+    "render_stubs",
+    "repair_tool_history",
+    "step",
+    "tool",
+]
