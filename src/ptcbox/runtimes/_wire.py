@@ -1,0 +1,234 @@
+"""The wire protocol between the host and a SubprocessRuntime worker (both sides).
+
+A stream of frames over a Unix socket. Each frame is a 4-byte big-endian length ``N``
+(counting what follows), a 1-byte kind and ``N - 1`` bytes of payload:
+
+- kind ``J``: one message, a JSON object encoded with orjson whose ``"t"`` field names
+  its type (``run``, ``call``, ``result``, ``error``, ``done``);
+- kind ``j``: the same, for the rare message holding an integer beyond 64 bits, which
+  orjson cannot encode exactly: encoded and decoded with the standard ``json`` module;
+- kind ``O`` / ``E``: a chunk of the snippet's stdout / stderr as UTF-8 text (lone
+  surrogates already replaced by U+FFFD; the host decodes with ``errors="replace"``).
+
+Only JSON-compatible values cross the boundary and the host never unpickles anything a
+worker sends: a worker is assumed hostile, so every frame is size-capped
+(:data:`MAX_FRAME_BYTES`) and every message is checked field by field before use. A
+frame that is too large, of an unknown kind, not valid JSON or of the wrong shape raises
+:class:`~ptcbox.errors.WireProtocolError`, which ends that execution.
+
+Length-prefixed framing follows the usual practice for stream sockets (e.g. the
+``multiprocessing.connection`` framing), with JSON instead of pickle as in the
+language-server and Jupyter messaging protocols.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterator
+from typing import Any, Final
+
+import orjson
+
+from ptcbox._jsonable import to_jsonable
+from ptcbox.errors import WireProtocolError
+
+__all__ = [
+    "KIND_JSON",
+    "KIND_JSON_BIGINT",
+    "KIND_STDERR",
+    "KIND_STDOUT",
+    "MAX_FRAME_BYTES",
+    "FrameDecoder",
+    "encode_message",
+    "encode_output",
+    "field",
+    "parse_message",
+    "reply_frame",
+]
+
+MAX_FRAME_BYTES: Final = 16 << 20
+"""Largest frame either side accepts, in bytes (16 MiB)."""
+
+KIND_JSON: Final = 0x4A  # "J"
+KIND_JSON_BIGINT: Final = 0x6A  # "j"
+KIND_STDOUT: Final = 0x4F  # "O"
+KIND_STDERR: Final = 0x45  # "E"
+_KINDS: Final = frozenset({KIND_JSON, KIND_JSON_BIGINT, KIND_STDOUT, KIND_STDERR})
+
+_HEADER: Final = struct.Struct(">IB")
+_MESSAGE_KINDS: Final = frozenset({KIND_JSON, KIND_JSON_BIGINT})
+
+
+def encode_message(message: dict[str, Any]) -> bytes:
+    """Encode one JSON message as a frame.
+
+    Args:
+        message: A dict with a ``"t"`` key; values must be JSON-compatible (``str`` keys,
+            no lone surrogates, ints within 64 bits).
+
+    Returns:
+        The frame bytes.
+
+    Raises:
+        WireProtocolError: If the encoded frame is larger than :data:`MAX_FRAME_BYTES`.
+        TypeError: If a value is not JSON-compatible.
+        ValueError: If a value is not JSON-compatible (NaN, lone surrogates).
+    """
+    kind = KIND_JSON
+    try:
+        payload = orjson.dumps(message)
+    except TypeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+        kind = KIND_JSON_BIGINT
+        text = json.dumps(message, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+        payload = text.encode("utf-8")
+    size = len(payload) + 1
+    if size > MAX_FRAME_BYTES:
+        raise WireProtocolError(
+            f"message {message.get('t')!r} is {size:,} bytes, over the "
+            f"{MAX_FRAME_BYTES:,}-byte frame limit"
+        )
+    return _HEADER.pack(size, kind) + payload
+
+
+def encode_output(kind: int, data: bytes) -> bytes:
+    """Encode a chunk of output as a frame.
+
+    Args:
+        kind: :data:`KIND_STDOUT` or :data:`KIND_STDERR`.
+        data: UTF-8 text, at most ``MAX_FRAME_BYTES - 1`` bytes.
+
+    Returns:
+        The frame bytes.
+    """
+    return _HEADER.pack(len(data) + 1, kind) + data
+
+
+def reply_frame(call_id: int, value: Any) -> bytes:
+    """Encode a tool's return value as the ``result`` frame of call ``call_id``.
+
+    The value is converted with :func:`ptcbox._jsonable.to_jsonable` first, so a result
+    that is not JSON-compatible still crosses deterministically (tuples become lists,
+    sets sorted lists, datetimes ISO 8601 text, dataclasses and pydantic models dicts,
+    other objects ``"<TypeName object>"``).
+
+    Raises:
+        WireProtocolError: If the converted value is over :data:`MAX_FRAME_BYTES`.
+    """
+    return encode_message({"t": "result", "id": call_id, "value": to_jsonable(value)})
+
+
+def parse_message(kind: int, payload: bytes) -> dict[str, Any]:
+    """Decode the payload of a message frame.
+
+    Args:
+        kind: :data:`KIND_JSON` or :data:`KIND_JSON_BIGINT`.
+        payload: The bytes after the kind byte.
+
+    Returns:
+        The message, a dict whose ``"t"`` is a ``str``.
+
+    Raises:
+        WireProtocolError: If it is not a JSON object with a string ``"t"``.
+    """
+    if kind not in _MESSAGE_KINDS:
+        raise WireProtocolError(f"expected a message frame, got kind {kind:#04x}")
+    try:
+        if kind == KIND_JSON:
+            message = orjson.loads(payload)
+        else:
+            message = json.loads(payload.decode("utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise WireProtocolError(f"malformed message: {exc}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("t"), str):
+        raise WireProtocolError("malformed message: not an object with a string 't' field")
+    return message
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def field(message: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    """Return ``message[name]`` after checking its type.
+
+    Args:
+        message: A parsed message.
+        name: The field.
+        kind: The accepted type(s); ``bool`` is never accepted for ``int``.
+
+    Returns:
+        The value.
+
+    Raises:
+        WireProtocolError: If the field is missing or of another type.
+    """
+    try:
+        value = message[name]
+    except KeyError:
+        raise WireProtocolError(f"message {message['t']!r} lacks field {name!r}") from None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise WireProtocolError(
+            f"message {message['t']!r}: field {name!r} has type {type(value).__name__}"
+        )
+    return value
+
+
+class FrameDecoder:
+    """Splits a byte stream into frames, incrementally.
+
+    Feed it whatever the socket returned; it yields ``(kind, payload)`` pairs for every
+    complete frame and keeps the rest. It never buffers more than one frame plus one read.
+
+    Args:
+        max_frame_bytes: Largest frame accepted, in bytes.
+    """
+
+    __slots__ = ("_buffer", "_max")
+
+    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+        self._buffer = bytearray()
+        self._max = max_frame_bytes
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes received that do not yet form a whole frame."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> Iterator[tuple[int, bytes]]:
+        """Add received bytes and yield every complete frame.
+
+        Args:
+            data: Bytes as read from the socket.
+
+        Yields:
+            ``(kind, payload)`` for each complete frame, in order.
+
+        Raises:
+            WireProtocolError: On a frame longer than the limit, empty, or of an unknown
+                kind.
+        """
+        buffer = self._buffer
+        buffer += data
+        offset = 0
+        end = len(buffer)
+        try:
+            while end - offset >= 5:
+                size, kind = _HEADER.unpack_from(buffer, offset)
+                if size > self._max or size == 0:
+                    raise WireProtocolError(
+                        f"frame of {size:,} bytes exceeds the {self._max:,}-byte limit"
+                        if size
+                        else "empty frame"
+                    )
+                if kind not in _KINDS:
+                    raise WireProtocolError(f"unknown frame kind {kind:#04x}")
+                if end - offset - 4 < size:
+                    break
+                start = offset + 5
+                offset += 4 + size
+                yield kind, bytes(buffer[start:offset])
+        finally:
+            del buffer[:offset]

@@ -1,0 +1,119 @@
+"""The SubprocessRuntime wire protocol: framing, size caps, malformed input."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._wire import (
+    KIND_JSON,
+    KIND_JSON_BIGINT,
+    KIND_STDERR,
+    KIND_STDOUT,
+    MAX_FRAME_BYTES,
+    FrameDecoder,
+    encode_message,
+    encode_output,
+    field,
+    parse_message,
+    reply_frame,
+)
+
+
+def _decode_all(data: bytes) -> list[tuple[int, bytes]]:
+    return list(FrameDecoder().feed(data))
+
+
+def test_message_round_trip() -> None:
+    message = {"t": "call", "id": 7, "name": "search", "args": [1, "x"], "kwargs": {"q": None}}
+    [(kind, payload)] = _decode_all(encode_message(message))
+    assert kind == KIND_JSON
+    assert parse_message(kind, payload) == message
+
+
+def test_big_integers_cross_exactly() -> None:
+    message = {"t": "result", "id": 1, "value": [2**100, -(3**90)]}
+    [(kind, payload)] = _decode_all(encode_message(message))
+    assert kind == KIND_JSON_BIGINT
+    assert parse_message(kind, payload)["value"] == [2**100, -(3**90)]
+
+
+def test_output_frames_and_split_reads() -> None:
+    data = encode_output(KIND_STDOUT, "héllo\n".encode()) + encode_output(KIND_STDERR, b"warn")
+    data += encode_message({"t": "done", "value": None})
+    decoder = FrameDecoder()
+    frames = []
+    for i in range(len(data)):  # one byte at a time: frames only when complete
+        frames.extend(decoder.feed(data[i : i + 1]))
+    assert [kind for kind, _ in frames] == [KIND_STDOUT, KIND_STDERR, KIND_JSON]
+    assert frames[0][1].decode() == "héllo\n"
+    assert decoder.pending_bytes == 0
+
+
+def test_oversized_frame_is_refused_before_it_is_buffered() -> None:
+    decoder = FrameDecoder()
+    header = struct.pack(">IB", MAX_FRAME_BYTES + 1, KIND_JSON)
+    with pytest.raises(WireProtocolError, match="exceeds"):
+        list(decoder.feed(header))
+
+
+def test_encoding_an_oversized_message_fails() -> None:
+    with pytest.raises(WireProtocolError, match="frame limit"):
+        encode_message({"t": "done", "value": "x" * MAX_FRAME_BYTES})
+
+
+def test_tool_result_over_the_cap_is_an_error() -> None:
+    with pytest.raises(WireProtocolError):
+        reply_frame(1, "x" * MAX_FRAME_BYTES)
+
+
+def test_reply_frame_converts_non_json_results_deterministically() -> None:
+    frame = reply_frame(3, {"s": {3, 1, 2}, "t": (1, 2), "o": object()})
+    [(kind, payload)] = _decode_all(frame)
+    expected = {"s": [1, 2, 3], "t": [1, 2], "o": "<object object>"}
+    assert parse_message(kind, payload)["value"] == expected
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        struct.pack(">IB", 1, 0x5A),  # unknown kind
+        struct.pack(">I", 0) + b"J",  # empty frame
+    ],
+)
+def test_malformed_frames_raise(data: bytes) -> None:
+    with pytest.raises(WireProtocolError):
+        _decode_all(data)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"not json", b"[1, 2]", b'{"x": 1}', b'{"t": 5}', b"\xff\xfe", b'{"t": "a", "v": NaN}'],
+)
+def test_malformed_messages_raise(payload: bytes) -> None:
+    for kind in (KIND_JSON, KIND_JSON_BIGINT):
+        with pytest.raises(WireProtocolError):
+            parse_message(kind, payload)
+
+
+def test_output_frame_is_not_a_message() -> None:
+    with pytest.raises(WireProtocolError, match="expected a message"):
+        parse_message(KIND_STDOUT, b'{"t": "x"}')
+
+
+def test_deeply_nested_json_is_a_protocol_error() -> None:
+    payload = b'{"t": "x", "v": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for kind in (KIND_JSON, KIND_JSON_BIGINT):
+        with pytest.raises(WireProtocolError):
+            parse_message(kind, payload)
+
+
+def test_field_checks_types() -> None:
+    message = {"t": "call", "id": True, "name": "x"}
+    assert field(message, "name", str) == "x"
+    with pytest.raises(WireProtocolError, match="has type bool"):
+        field(message, "id", int)
+    with pytest.raises(WireProtocolError, match="lacks field"):
+        field(message, "args", list)
