@@ -2,8 +2,8 @@
 
 Which service logged the most errors between 14:00 and 15:00 UTC, and what is its most
 frequent error? Classic: list services, list each service's log files (five calls), read
-every file's ERROR lines (twelve calls), answer. PTC: one snippet counts and prints a
-three-line summary.
+every file's ERROR lines (twelve calls), answer. PTC: a first snippet looks at the
+files and the line format, a second counts and prints a two-line summary.
 """
 
 from __future__ import annotations
@@ -197,6 +197,14 @@ CLASSIC = (
     turn(*(call("list_log_files", service=name, date=DATE) for name in _NAMES)),
     turn(*(call("read_log", path=path, level="ERROR") for path in _FILES)),
 )
+EXPLORE = run_code(
+    f"""
+    files = {{s["name"]: list_log_files(service=s["name"], date="{DATE}") for s in list_services()}}
+    print({{name: len(found) for name, found in files.items()}})
+    for line in read_log(path=files["payments"][0]["path"], level="ERROR")[:3]:
+        print(line)
+    """
+)
 PTC = run_code(
     f"""
     from collections import Counter
@@ -240,7 +248,11 @@ SCENARIO = Scenario(
         f"{EXPECTED[4]} with {EXPECTED[5]} errors",
     ),
     classic=(*CLASSIC, final(_answer())),
-    ptc=(turn(PTC), final(_answer())),
+    ptc=(
+        turn(EXPLORE, text="First a look at the log files and the line format."),
+        turn(PTC),
+        final(_answer()),
+    ),
     code_facts=(
         f"top: {EXPECTED[0]} with {EXPECTED[1]} errors",
         f"{EXPECTED[2]} ({EXPECTED[3]})",
