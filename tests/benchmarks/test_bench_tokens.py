@@ -17,6 +17,7 @@ import pytest
 from ptcbox._execute import aclose_runtime, make_runtime
 from ptcbox.agent_glue import ScriptedOpenAIServer, ScriptedProvider, count_request_tokens
 from ptcbox.bench import (
+    SCENARIOS,
     SYSTEM_PROMPT,
     get_scenario,
     main,
@@ -183,3 +184,14 @@ def test_real_model_mode_reports_the_apis_usage_beside_ours(
         # The server counts the request body it received; we count what we sent.
         assert run["api_input_tokens"] == run["input_tokens"]
         assert run["api_output_tokens"] == run["output_tokens"]
+
+
+@pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
+async def test_every_scenario_answers_correctly_both_ways_in_the_sandbox(
+    runtime: CodeRuntime, name: str
+) -> None:
+    """The PTC snippets run under the default sandbox policy and find the answer."""
+    comparison = await run_scenario(get_scenario(name), runtime)
+    for run in (comparison.classic, comparison.ptc):
+        assert run.correct, (run.mode, run.error, run.answer)
+    assert comparison.ptc.total_tokens < comparison.classic.total_tokens

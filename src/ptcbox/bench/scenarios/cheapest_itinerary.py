@@ -128,8 +128,7 @@ CLASSIC = (
 PTC = run_code(
     f"""
     from datetime import datetime, timedelta
-    def t(s):
-        return datetime.strptime(s, "%Y-%m-%dT%H:%M")
+    t = datetime.fromisoformat
     deadline = datetime(2025, 6, 4, 12, 0)
     options = []
     for f in search_flights(origin="SFO", destination="LHR", date="{DATE}"):
