@@ -11,6 +11,12 @@ Used by the worker right after it is forked, before any snippet runs:
   the process that forked it.
 - :func:`unshare_network`: an empty network namespace (``unshare(CLONE_NEWNET)``, with a
   user namespace when not root).
+- :func:`forbid_process_creation`: a seccomp-BPF filter that makes ``fork``, ``vfork``,
+  ``clone`` without ``CLONE_THREAD``, ``execve`` and ``execveat`` fail with ``EPERM``
+  (``clone3`` with ``ENOSYS``, so the C library falls back to ``clone`` for threads).
+  ``RLIMIT_NPROC`` does not bind a process whose real user is root; this filter does,
+  for every user. The filter is the classic seccomp pattern of the Linux kernel's
+  ``Documentation/userspace-api/seccomp_filter.rst``.
 
 ``ctypes`` is loaded by :func:`load_libc` in the template process (host code, before
 any audit hook); snippets never reach it.
@@ -22,14 +28,18 @@ import contextlib
 import ctypes
 import math
 import os
+import platform
 import resource
 import signal
+import struct
 
 __all__ = [
     "address_space_bytes",
     "apply_run_limits",
     "apply_worker_limits",
+    "forbid_process_creation",
     "load_libc",
+    "process_filter_supported",
     "process_limit_binds",
     "set_no_new_privs",
     "set_parent_death_signal",
@@ -40,6 +50,18 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_CLONE_THREAD = 0x10000
+
+# classic BPF opcodes and seccomp return values
+_LD_ABS_W, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_RET_ALLOW, _RET_EPERM, _RET_ENOSYS = 0x7FFF0000, 0x00050001, 0x00050026
+# machine -> (AUDIT_ARCH, clone, clone3, other syscalls refused)
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 435, (57, 58, 59, 322)),  # fork vfork execve execveat
+    "aarch64": (0xC00000B7, 220, 435, (221, 281)),  # execve execveat
+}
 
 _libc: ctypes.CDLL | None = None
 
@@ -178,3 +200,71 @@ def unshare_network() -> None:
         groups.write("deny\n")
     with open("/proc/self/gid_map", "w") as gid_map:
         gid_map.write(f"{gid} {gid} 1\n")
+
+
+def _process_filter(machine: str) -> tuple[bytes, int]:
+    arch, clone, clone3, refused = _SYSCALLS[machine]
+    program: list[tuple[int, int, str | None, str | None]] = [
+        (_LD_ABS_W, 4, None, None),  # seccomp_data.arch
+        (_JEQ_K, arch, None, "deny"),  # another ABI (e.g. int 0x80): refuse everything
+        (_LD_ABS_W, 0, None, None),  # seccomp_data.nr
+    ]
+    if machine == "x86_64":
+        program.append((_JGE_K, 0x40000000, "deny", None))  # the x32 ABI
+    program.append((_JEQ_K, clone3, "nosys", None))
+    program.append((_JEQ_K, clone, "clone", None))
+    program.extend((_JEQ_K, number, "deny", None) for number in refused)
+    labels: dict[str, int] = {}
+    program.append((_RET_K, _RET_ALLOW, None, None))
+    labels["clone"] = len(program)
+    program.append((_LD_ABS_W, 16, None, None))  # low 32 bits of the flags argument
+    program.append((_JSET_K, _CLONE_THREAD, "thread", "deny"))
+    labels["thread"] = len(program)
+    program.append((_RET_K, _RET_ALLOW, None, None))
+    labels["deny"] = len(program)
+    program.append((_RET_K, _RET_EPERM, None, None))
+    labels["nosys"] = len(program)
+    program.append((_RET_K, _RET_ENOSYS, None, None))
+    code = b"".join(
+        struct.pack(
+            "=HBBI",
+            op,
+            labels[true] - index - 1 if true else 0,
+            labels[false] - index - 1 if false else 0,
+            k,
+        )
+        for index, (op, k, true, false) in enumerate(program)
+    )
+    return code, len(program)
+
+
+def process_filter_supported() -> bool:
+    """Whether :func:`forbid_process_creation` knows this machine's system calls."""
+    return platform.machine() in _SYSCALLS
+
+
+def forbid_process_creation() -> None:
+    """Install a seccomp filter: no new process and no ``execve``, threads still allowed.
+
+    Sets ``PR_SET_NO_NEW_PRIVS`` (required for an unprivileged filter). Irreversible for
+    this process.
+
+    Raises:
+        OSError: If the kernel refuses the filter, or the machine is not x86-64/arm64.
+    """
+    machine = platform.machine()
+    if machine not in _SYSCALLS:
+        raise OSError(0, f"no seccomp filter for machine {machine!r}")
+    code, length = _process_filter(machine)
+    buffer = ctypes.create_string_buffer(code, len(code))
+
+    class _Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    program = _Program(length, ctypes.addressof(buffer))
+    set_no_new_privs()
+    libc = load_libc()
+    _check(
+        libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0),
+        "prctl(PR_SET_SECCOMP)",
+    )

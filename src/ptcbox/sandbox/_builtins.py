@@ -1,0 +1,291 @@
+"""The snippet's builtins: safe ones as is, guarded ones wrapped, the rest left out."""
+
+from __future__ import annotations
+
+import builtins
+import types
+from collections.abc import Callable
+from typing import Any, Final
+
+from ptcbox.errors import PolicyViolation, ToolError
+from ptcbox.sandbox._guards import (
+    AttributeGuards,
+    guarded_delattr,
+    guarded_setattr,
+    guarded_write,
+    guarded_write_private,
+)
+from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._names import is_dunder, is_reserved
+from ptcbox.sandbox._owner import register_class
+
+__all__ = ["EXCLUDED_BUILTINS", "make_base_builtins"]
+
+EXCLUDED_BUILTINS: Final[types.MappingProxyType[str, str]] = types.MappingProxyType(
+    {
+        "eval": "runs a string as code, outside the sandbox's compile-time checks",
+        "exec": "runs a string as code, outside the sandbox's compile-time checks",
+        "compile": "builds code objects outside the sandbox's checks",
+        "open": "file-system access",
+        "input": "reads the host's stdin (blocks forever)",
+        "breakpoint": "starts a debugger with full access",
+        "help": "interactive; reads stdin and imports arbitrary modules",
+        "vars": "returns __dict__: private attributes and guard-free access",
+        "locals": "returns the namespace dict, including the guards",
+        "globals": "returns the namespace dict, including the guards (B07)",
+        "memoryview": "raw buffer access",
+        "__import__": "replaced by a guarded version (allowlisted, read-only modules)",
+        "exit": "exits the interpreter",
+        "quit": "exits the interpreter",
+        "copyright": "interactive helper",
+        "credits": "interactive helper",
+        "license": "interactive helper; reads files",
+        "type (3 arguments)": "builds classes from a dict of arbitrary (dunder) names; "
+        "type(obj) with one argument works",
+        "bytes/bytearray (huge sizes)": "bytes(n)/bytearray(n) over max_repeat_bytes are "
+        "refused; otherwise as usual",
+    }
+)
+"""Builtins a snippet does not get (or gets only in part), each with the reason."""
+
+_PLAIN: Final = [
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "callable",
+    "chr",
+    "classmethod",
+    "complex",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "filter",
+    "float",
+    "frozenset",
+    "hash",
+    "hex",
+    "id",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "ord",
+    "property",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "zip",
+    "NotImplemented",
+    "Ellipsis",
+]
+
+
+def _exception_names() -> list[str]:
+    return [
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    ]
+
+
+class _TypeMeta(type):
+    """Metaclass of the sandbox's ``type``: behaves like ``type`` in ``isinstance`` and
+    ``issubclass``; calling it with one argument returns the object's type, with three it
+    is refused."""
+
+    _ptc_sized: dict[type, Any]
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, type)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return isinstance(sub, type) and issubclass(sub, type)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) != 1 or kwargs:
+            raise PolicyViolation(
+                "type() with 3 arguments is not available in the sandbox; use a class "
+                "statement (type(obj) with one argument works)"
+            )
+        tp = type(args[0])
+        if tp is type:
+            return cls
+        sized = cls._ptc_sized.get(tp)
+        if sized is not None:
+            return sized
+        if issubclass(tp, type):
+            raise PolicyViolation(
+                f"type() of a class whose metaclass is {tp.__name__!r} is not available in "
+                "the sandbox (metaclasses can build classes from arbitrary names)"
+            )
+        return tp
+
+
+def _make_safe_type(sized: dict[type, Any]) -> type:
+    return _TypeMeta(
+        "type",
+        (),
+        {
+            "__slots__": (),
+            "__module__": "builtins",
+            "__doc__": "type(object) -> the object's type (sandboxed: one argument only)",
+            "_ptc_sized": sized,
+        },
+    )
+
+
+class SizedConstructor:
+    """``bytes``/``bytearray`` with the size argument checked; otherwise the real class.
+
+    ``isinstance``/``issubclass``/subclassing/``==`` work as with the real class.
+    """
+
+    __slots__ = ("_check", "_kind", "_real")
+
+    def __init__(self, real: type, kind: str, check: Callable[[str, tuple[Any, ...]], None]):
+        object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_check", check)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._check(self._kind, args)
+        return self._real(*args, **kwargs)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, self._real)
+
+    def __subclasscheck__(self, sub: Any) -> bool:
+        return issubclass(sub, self._real)
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        return (self._real,)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or other is self._real
+
+    def __hash__(self) -> int:
+        return hash(self._real)
+
+    def __repr__(self) -> str:
+        return repr(self._real)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("fromhex", "maketrans"):
+            return getattr(self._real, name)
+        raise AttributeError(f"type object {self._kind!r} has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise PolicyViolation(f"cannot modify the builtin {self._kind!r}")
+
+
+def _build_class(func: Any, name: Any, /, *bases: Any, **kwargs: Any) -> Any:
+    """Class statements: refuse ``metaclass=``, record the class as the snippet's."""
+    if "metaclass" in kwargs:
+        raise PolicyViolation("class keyword 'metaclass' is not allowed in the sandbox")
+    for base in bases:
+        if isinstance(base, type) and issubclass(base, type):
+            raise PolicyViolation("subclassing type (metaclasses) is not allowed in the sandbox")
+    cls = builtins.__build_class__(func, name, *bases, **kwargs)
+    register_class(cls)
+    return cls
+
+
+def _apply(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``f(*args, **kwargs)`` in compiled code: keyword names are checked."""
+    for key in kwargs:
+        if is_dunder(key) or is_reserved(key):
+            raise PolicyViolation(f"keyword argument {key!r} is not allowed")
+    return func(*args, **kwargs)
+
+
+def _numiter(obj: Any) -> Any:
+    """The iterable of a loop the compiler proved numeric: check it is range/enumerate."""
+    tp = type(obj)
+    if tp is range or tp is enumerate:
+        return obj
+    return _checked_numbers(obj)
+
+
+def _checked_numbers(obj: Any) -> Any:
+    for item in obj:
+        value = item[0] if type(item) is tuple and item else item
+        if type(value) not in (int, float, bool):
+            raise PolicyViolation(
+                "a loop over range()/enumerate() got non-numeric items: the name is "
+                "shadowed by a tool or global; rename it"
+            )
+        yield item
+
+
+def _augattr(obj: Any, name: str, op: Callable[[Any, Any], Any], value: Any) -> None:
+    setattr(obj, name, op(getattr(obj, name), value))
+
+
+def _augitem(obj: Any, key: Any, op: Callable[[Any, Any], Any], value: Any) -> None:
+    obj[key] = op(obj[key], value)
+
+
+def make_base_builtins(limits: Limits) -> dict[str, Any]:
+    """The builtins dict shared by executions with these limits (print/import added later)."""
+    guards = AttributeGuards(limits.size_wrapper)
+    b: dict[str, Any] = {name: getattr(builtins, name) for name in _PLAIN}
+    b.update({name: getattr(builtins, name) for name in _exception_names()})
+    sized: dict[type, Any] = {
+        real: SizedConstructor(real, real.__name__, limits.check_sized_constructor)
+        for real in (bytes, bytearray)
+    }
+    b.update({"bytes": sized[bytes], "bytearray": sized[bytearray]})
+    b.update(
+        {
+            "type": _make_safe_type(sized),
+            "getattr": guards.getattr,
+            "hasattr": guards.hasattr,
+            "setattr": guarded_setattr,
+            "delattr": guarded_delattr,
+            "pow": limits.builtin_pow,
+            "format": limits.format,
+            "ToolError": ToolError,
+            "__build_class__": _build_class,
+            # guards called by compiled code
+            "_getattr_": guards.getattr,
+            "_write_": guarded_write,
+            "_write_private_": guarded_write_private,
+            "_apply_": _apply,
+            "_numiter_": _numiter,
+            "_augattr_": _augattr,
+            "_augitem_": _augitem,
+            "_pow_": limits.pow,
+            "_lshift_": limits.lshift,
+            "_mul_": limits.mul,
+            "_mod_": limits.mod,
+            "_ipow_": limits.ipow,
+            "_ilshift_": limits.ilshift,
+            "_imul_": limits.imul,
+            "_imod_": limits.imod,
+            "_format_": limits.fstring_format,
+        }
+    )
+    return b

@@ -1,0 +1,111 @@
+"""`compile_snippet`: source text to a code object, restricted or trusted, cached."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import types
+from dataclasses import dataclass
+
+from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._policy import SandboxPolicy
+from ptcbox.sandbox._transform import VALUE_NAME, PtcTransformer
+
+__all__ = ["VALUE_NAME", "CompiledSnippet", "compile_snippet"]
+
+_CACHE_SIZE = 256
+_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSnippet:
+    """A compiled snippet, ready for ``exec``/``eval`` in :func:`build_globals` globals.
+
+    Attributes:
+        code: The module code object. When ``is_async``, ``eval(code, globals)`` returns
+            a coroutine the caller must await (or run); otherwise ``exec(code, globals)``.
+        is_async: The module itself awaits (top-level ``await``, ``async for`` or
+            ``async with``).
+        has_value: The last statement was an expression; the compiled code stores its
+            value in ``globals[VALUE_NAME]``.
+    """
+
+    code: types.CodeType
+    is_async: bool
+    has_value: bool
+
+
+def compile_snippet(
+    code: str,
+    policy: SandboxPolicy,
+    *,
+    filename: str = "<snippet>",
+    os_enforced_limits: bool = False,
+) -> CompiledSnippet:
+    """Compile a snippet under ``policy``.
+
+    Restricted policies parse the code, run ptcbox's RestrictedPython-based transformer
+    (guards, trailing value, async and ``match`` support) and compile the result; the
+    trusted policy compiles the code as is, with only the trailing-value rewrite. Results
+    are cached (LRU, 256 entries) on ``(code, policy.restricted, filename,
+    os_enforced_limits)``: nothing else in the policy changes the code.
+
+    Args:
+        code: The snippet's source text.
+        policy: The sandbox policy.
+        filename: The name shown in tracebacks.
+        os_enforced_limits: The OS bounds memory and CPU (``SubprocessRuntime``): the
+            arithmetic size guards are compiled out so hot loops run at native speed.
+
+    Returns:
+        The compiled snippet.
+
+    Raises:
+        SyntaxError: The code does not parse (``lineno`` set).
+        PolicyViolation: The code uses something the policy refuses; the message lists
+            every refusal with its line.
+        RecursionError: The code nests too deeply to compile (callers should report it
+            like a syntax error).
+        MemoryError: Pathological input.
+    """
+    if not isinstance(code, str):
+        raise TypeError(f"code must be str, got {type(code).__name__}")
+    return _compile_cached(code, policy.restricted, filename, os_enforced_limits)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _compile_cached(
+    code: str, restricted: bool, filename: str, os_enforced_limits: bool
+) -> CompiledSnippet:
+    tree = ast.parse(code, filename=filename, mode="exec", type_comments=False)
+    if restricted:
+        errors: list[str] = []
+        transformer = PtcTransformer(errors, [], {}, size_guards=not os_enforced_limits)
+        tree = transformer.visit(tree)
+        if errors:
+            raise PolicyViolation(
+                "the sandbox refused this code:\n" + "\n".join(f"  {e}" for e in errors)
+            )
+        has_value = transformer.has_value
+    else:
+        has_value = _store_trailing_value(tree)
+    ast.fix_missing_locations(tree)
+    compiled = compile(tree, filename, "exec", flags=_FLAGS, dont_inherit=True)
+    is_async = bool(compiled.co_flags & inspect.CO_COROUTINE)
+    return CompiledSnippet(code=compiled, is_async=is_async, has_value=has_value)
+
+
+def _store_trailing_value(tree: ast.Module) -> bool:
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return False
+    last = tree.body[-1]
+    store = ast.Assign(targets=[ast.Name(id=VALUE_NAME, ctx=ast.Store())], value=last.value)
+    ast.copy_location(store, last)
+    tree.body[-1] = store
+    return True
+
+
+def clear_compile_cache() -> None:
+    """Empty the compile cache (tests and benchmarks)."""
+    _compile_cached.cache_clear()

@@ -1,0 +1,149 @@
+"""`build_globals`: the namespace a compiled snippet runs in."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from ptcbox.errors import ToolError
+from ptcbox.sandbox._builtins import make_base_builtins
+from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._modules import ImportHook
+from ptcbox.sandbox._names import is_reserved
+from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
+from ptcbox.sandbox._policy import SandboxPolicy
+
+__all__ = ["TextSink", "build_globals"]
+
+
+class TextSink(Protocol):
+    """Where ``print`` output goes: anything with ``write(str)``."""
+
+    def write(self, text: str, /) -> Any: ...
+
+
+_base_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=32)
+def _limits(max_int_bits: int, max_repeat_bytes: int) -> Limits:
+    return Limits(max_int_bits, max_repeat_bytes)
+
+
+@functools.lru_cache(maxsize=32)
+def _base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
+    return make_base_builtins(_limits(max_int_bits, max_repeat_bytes))
+
+
+_TRUSTED_BASE: dict[str, Any] = dict(vars(builtins))
+
+
+def _make_print(
+    stdout: TextSink, stderr: TextSink, getattr_: Callable[..., Any]
+) -> Callable[..., None]:
+    write_out = stdout.write
+    write_err = stderr.write
+    real_out, real_err = sys.stdout, sys.stderr
+
+    def print(
+        *args: Any,
+        sep: str | None = " ",
+        end: str | None = "\n",
+        file: Any = None,
+        flush: bool = False,
+    ) -> None:
+        """print(*values, sep=' ', end='\\n', file=None, flush=False)
+
+        Prints to the execution's stdout (or ``file``'s ``write``).
+        """
+        if sep is None:
+            sep = " "
+        elif type(sep) is not str:
+            raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+        if end is None:
+            end = "\n"
+        elif type(end) is not str:
+            raise TypeError(f"end must be None or a string, not {type(end).__name__}")
+        text = sep.join([str(a) for a in args]) + end
+        if file is None or file is real_out:
+            write_out(text)
+        elif file is real_err:
+            write_err(text)
+        else:
+            getattr_(file, "write")(text)
+
+    return print
+
+
+def build_globals(
+    policy: SandboxPolicy,
+    *,
+    tools: Mapping[str, Callable[..., Any]],
+    extra_globals: Mapping[str, Any] | None = None,
+    stdout: TextSink,
+    stderr: TextSink,
+    sleep: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """Build the globals dict for one execution of a snippet compiled under ``policy``.
+
+    The dict holds ``__name__ = "__main__"``, the tools, the extra globals and (in
+    ``__builtins__``) the sandbox's builtins: the safe ones, the guarded ``getattr``/
+    ``setattr``/``hasattr``/``delattr``/``type``/``pow``/``format``/``bytes``, ``print``
+    writing to ``stdout``, ``ToolError``, and the guarded ``__import__`` (allowlisted
+    modules as read-only proxies). Trusted policies get the real builtins, with only
+    ``print`` redirected and ``ToolError`` added. Cheap: a few dict copies.
+
+    Args:
+        policy: The sandbox policy the snippet was compiled under.
+        tools: Name -> callable, the runtime's tool callables (already recording and
+            binding arguments). They win over ``extra_globals`` on name clashes.
+        extra_globals: More names for the snippet (data, helpers).
+        stdout: Receives ``print`` output (``write(str)``).
+        stderr: Receives ``print(..., file=sys.stderr)`` output (trusted code).
+        sleep: Replacement for ``time.sleep`` (e.g. interruptible); ``None`` keeps it.
+
+    Returns:
+        A fresh globals dict; sessions may keep reusing it.
+
+    Raises:
+        ValueError: A tool or extra global uses a name reserved for the sandbox
+            (``_x_``-style names and dunders other than ``__doc__``).
+    """
+    if policy.restricted:
+        base = _base_builtins(policy.max_int_bits, policy.max_repeat_bytes)
+        b = base.copy()
+        b["print"] = _make_print(stdout, stderr, base["_getattr_"])
+        b["__import__"] = ImportHook(
+            policy.allowed_imports, _limits(policy.max_int_bits, policy.max_repeat_bytes), sleep
+        )
+        g: dict[str, Any] = {
+            "__name__": "__main__",
+            "__builtins__": b,
+            SANDBOX_MARK_NAME: SANDBOX_MARK,
+        }
+    else:
+        b = _TRUSTED_BASE.copy()
+        b["print"] = _make_print(stdout, stderr, getattr)
+        b["ToolError"] = ToolError
+        g = {"__name__": "__main__", "__builtins__": b}
+    if extra_globals:
+        _check_names(extra_globals, "extra_globals")
+        g.update(extra_globals)
+    if tools:
+        _check_names(tools, "tools")
+        g.update(tools)
+    return g
+
+
+def _check_names(names: Mapping[str, Any], what: str) -> None:
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"{what}: names must be str, got {name!r}")
+        if is_reserved(name) and name != "__doc__":
+            raise ValueError(
+                f"{what}: {name!r} is reserved for the sandbox (names that start and end with '_')"
+            )

@@ -1,0 +1,342 @@
+"""Restricted versions of allowed modules whose full surface is unsafe or shared state."""
+
+from __future__ import annotations
+
+import functools
+import math
+import random as _random
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._owner import register_class, require_owned
+from ptcbox.sandbox._proxy import freeze
+
+__all__ = ["MODULE_SPECS", "ModuleContext"]
+
+Attrs = dict[str, Any]
+Spec = Callable[[types.ModuleType, "ModuleContext"], tuple[Attrs, dict[str, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleContext:
+    """What restricted module builders need: the limits and the sleep hook."""
+
+    limits: Limits
+    sleep: Callable[[float], None] | None
+
+
+def _public(module: types.ModuleType, skip: set[str] | frozenset[str] = frozenset()) -> Attrs:
+    return {
+        k: freeze(v)
+        for k, v in vars(module).items()
+        if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType)
+    }
+
+
+def _only(module: types.ModuleType, names: tuple[str, ...]) -> Attrs:
+    return {n: getattr(module, n) for n in names if hasattr(module, n)}
+
+
+# -- math -------------------------------------------------------------------------------
+
+
+def _math(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    lim = ctx.limits
+    attrs = _public(module)
+
+    def factorial(n: int, /) -> int:
+        """Return n factorial; results over max_int_bits are refused."""
+        if type(n) is int and n > 20:
+            lim.int_bits("math.factorial", math.lgamma(n + 1) / math.log(2))
+        return math.factorial(n)
+
+    def comb(n: int, k: int, /) -> int:
+        """Number of ways to choose k items from n; results over max_int_bits are refused."""
+        if type(n) is int and type(k) is int and n > 64 and 0 <= k <= n:
+            lim.int_bits("math.comb", min(n, min(k, n - k) * math.log2(n)))
+        return math.comb(n, k)
+
+    def perm(n: int, k: int | None = None, /) -> int:
+        """Number of ways to arrange k of n items; results over max_int_bits are refused."""
+        kk = n if k is None else k
+        if type(n) is int and type(kk) is int and n > 20 and 0 < kk <= n:
+            lim.int_bits("math.perm", kk * math.log2(n))
+        return math.perm(n, k)
+
+    def prod(iterable: Any, /, *, start: Any = 1) -> Any:
+        """Product of the items; integer results over max_int_bits are refused."""
+        items = list(iterable)
+        bits = sum(x.bit_length() for x in items if type(x) is int)
+        if type(start) is int:
+            bits += start.bit_length()
+        lim.int_bits("math.prod", bits)
+        return math.prod(items, start=start)
+
+    def lcm(*integers: int) -> int:
+        """Least common multiple; results over max_int_bits are refused."""
+        lim.int_bits("math.lcm", sum(x.bit_length() for x in integers if type(x) is int))
+        return math.lcm(*integers)
+
+    attrs.update(factorial=factorial, comb=comb, perm=perm, prod=prod, lcm=lcm)
+    return attrs, {}
+
+
+# -- operator ---------------------------------------------------------------------------
+
+
+def _operator(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    lim = ctx.limits
+    attrs = _public(module, {"attrgetter", "methodcaller"})
+    attrs.update(
+        pow=lim.pow,
+        ipow=lim.ipow,
+        mul=lim.mul,
+        imul=lim.imul,
+        lshift=lim.lshift,
+        ilshift=lim.ilshift,
+        mod=lim.mod,
+        imod=lim.imod,
+    )
+    return attrs, {}
+
+
+# -- random: one generator per execution -----------------------------------------------
+
+
+def _random_classes(lim: Limits) -> tuple[type, type]:
+    class Random(_random.Random):
+        """random.Random with getrandbits/randbytes capped by the sandbox limits."""
+
+        def getrandbits(self, k: int, /) -> int:
+            lim.int_bits("random.getrandbits", k)
+            return super().getrandbits(k)
+
+        def randbytes(self, n: int) -> bytes:
+            lim.repeat_bytes("random.randbytes", n)
+            return super().randbytes(n)
+
+    class SystemRandom(_random.SystemRandom):
+        """random.SystemRandom with getrandbits/randbytes capped by the sandbox limits."""
+
+        def getrandbits(self, k: int, /) -> int:
+            lim.int_bits("random.getrandbits", k)
+            return super().getrandbits(k)
+
+        def randbytes(self, n: int) -> bytes:
+            lim.repeat_bytes("random.randbytes", n)
+            return super().randbytes(n)
+
+    for cls in (Random, SystemRandom):
+        cls.__module__ = "random"
+    return Random, SystemRandom
+
+
+def _random_module(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    random_cls, system_cls = _random_classes(ctx.limits)
+    inst = random_cls()
+    attrs = _public(module)
+    for name, value in list(attrs.items()):
+        if isinstance(value, types.MethodType) and isinstance(value.__self__, _random.Random):
+            attrs[name] = getattr(inst, name)
+    attrs.update(Random=random_cls, SystemRandom=system_cls)
+    return attrs, {}
+
+
+# -- time -------------------------------------------------------------------------------
+
+_TIME_NAMES = (
+    "time",
+    "time_ns",
+    "monotonic",
+    "monotonic_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "process_time",
+    "process_time_ns",
+    "thread_time",
+    "thread_time_ns",
+    "sleep",
+    "strftime",
+    "strptime",
+    "gmtime",
+    "localtime",
+    "mktime",
+    "asctime",
+    "ctime",
+    "struct_time",
+    "timezone",
+    "altzone",
+    "daylight",
+    "tzname",
+    "get_clock_info",
+)
+
+
+def _time(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    attrs = _only(module, _TIME_NAMES)
+    attrs = {k: freeze(v) for k, v in attrs.items()}
+    if ctx.sleep is not None:
+        attrs["sleep"] = ctx.sleep
+    excluded = {
+        k: "not exposed in the sandbox (clock setting and low-level clock access)"
+        for k in vars(module)
+        if not k.startswith("_") and k not in attrs
+    }
+    return attrs, excluded
+
+
+# -- asyncio ----------------------------------------------------------------------------
+
+_ASYNCIO_NAMES = (
+    "gather",
+    "sleep",
+    "wait_for",
+    "wait",
+    "run",
+    "timeout",
+    "create_task",
+    "as_completed",
+    "Semaphore",
+    "BoundedSemaphore",
+    "Lock",
+    "Event",
+    "Queue",
+    "QueueEmpty",
+    "QueueFull",
+    "TimeoutError",
+    "CancelledError",
+    "InvalidStateError",
+    "FIRST_COMPLETED",
+    "FIRST_EXCEPTION",
+    "ALL_COMPLETED",
+    "iscoroutine",
+)
+
+
+def _asyncio(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    attrs = _only(module, _ASYNCIO_NAMES)
+    reason = (
+        "not exposed in the sandbox: it reaches the event loop, threads, subprocesses or sockets"
+    )
+    excluded = {k: reason for k in vars(module) if not k.startswith("_") and k not in attrs}
+    return attrs, excluded
+
+
+# -- decimal ----------------------------------------------------------------------------
+
+
+def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    lim = ctx.limits
+    attrs = _public(module)
+    real_context = module.Context
+    real_local = module.localcontext
+
+    def Context(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - mirrors the class
+        """decimal.Context(prec=None, ...) -- sandboxed: precision capped by max_int_bits."""
+        lim.check_decimal_precision(args[0] if args else kwargs.get("prec"))
+        return real_context(*args, **kwargs)
+
+    def localcontext(ctx_: Any = None, **kwargs: Any) -> Any:
+        """decimal.localcontext(ctx=None, **kwargs) -- sandboxed: precision capped."""
+        lim.check_decimal_precision(kwargs.get("prec"))
+        if ctx_ is not None:
+            lim.check_decimal_precision(ctx_.prec)
+        return real_local(ctx_, **kwargs)
+
+    attrs.update(Context=Context, localcontext=localcontext)
+    return attrs, {}
+
+
+# -- functools / dataclasses / typing: decorators that change their argument ------------
+
+
+def _functools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    attrs = _public(module)
+
+    def update_wrapper(wrapper: Any, wrapped: Any, *args: Any, **kwargs: Any) -> Any:
+        """functools.update_wrapper -- sandboxed: ``wrapper`` must be the snippet's own."""
+        require_owned(wrapper, "functools.update_wrapper")
+        return functools.update_wrapper(wrapper, wrapped, *args, **kwargs)
+
+    def wraps(wrapped: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        """functools.wraps -- sandboxed: the decorated function must be the snippet's own."""
+        return functools.partial(update_wrapper, wrapped=wrapped, *args, **kwargs)  # noqa: B026
+
+    def total_ordering(cls: Any) -> Any:
+        """functools.total_ordering -- sandboxed: only for the snippet's own classes."""
+        require_owned(cls, "functools.total_ordering")
+        return functools.total_ordering(cls)
+
+    attrs.update(update_wrapper=update_wrapper, wraps=wraps, total_ordering=total_ordering)
+    return attrs, {}
+
+
+def _dataclasses(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    attrs = _public(module)
+    real = module.dataclass
+
+    def dataclass(cls: Any = None, /, **kwargs: Any) -> Any:
+        """dataclasses.dataclass -- sandboxed: only for the snippet's own classes."""
+
+        def wrap(c: Any) -> Any:
+            require_owned(c, "@dataclass")
+            result = real(c, **kwargs)
+            register_class(result)  # slots=True builds a new class
+            return result
+
+        return wrap if cls is None else wrap(cls)
+
+    attrs["dataclass"] = dataclass
+    return attrs, {}
+
+
+def _typing(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    attrs = _public(module, {"re", "io"})
+    real_checkable = module.runtime_checkable
+    real_final = module.final
+
+    def runtime_checkable(cls: Any) -> Any:
+        """typing.runtime_checkable -- sandboxed: only for the snippet's own protocols."""
+        require_owned(cls, "@runtime_checkable")
+        return real_checkable(cls)
+
+    def final(f: Any) -> Any:
+        """typing.final -- sandboxed: only for the snippet's own classes and functions."""
+        require_owned(f, "@final")
+        return real_final(f)
+
+    attrs.update(runtime_checkable=runtime_checkable, final=final)
+    return attrs, {"re": "deprecated alias module", "io": "deprecated alias module"}
+
+
+def _string(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    return _public(module, {"Formatter"}), {}
+
+
+def _enum(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    return _public(module, {"EnumType", "EnumMeta", "global_enum"}), {}
+
+
+def _refuse_enum_dunders(*_: Any) -> None:  # pragma: no cover - documentation helper
+    raise PolicyViolation("not allowed")
+
+
+MODULE_SPECS: dict[str, Spec] = {
+    "math": _math,
+    "operator": _operator,
+    "random": _random_module,
+    "time": _time,
+    "asyncio": _asyncio,
+    "decimal": _decimal,
+    "functools": _functools,
+    "dataclasses": _dataclasses,
+    "typing": _typing,
+    "string": _string,
+    "enum": _enum,
+}
+"""Module name -> builder of its restricted attributes (others expose all public,
+non-module attributes, with mutable containers frozen)."""

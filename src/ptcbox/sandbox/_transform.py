@@ -1,0 +1,467 @@
+"""The AST transformer: RestrictedPython's, extended for the code models actually write.
+
+Starts from :class:`RestrictedPython.transformer.RestrictingNodeTransformer` (which refuses
+every node it has no rule for) and changes it where ptcbox's guard model differs:
+
+* async code (``async def``, ``await`` also at top level, ``async for/with``), ``match``,
+  ``nonlocal``, annotated assignments and augmented assignment to attributes and
+  subscripts are allowed;
+* ``print`` is an ordinary builtin (the sandbox's ``print`` writes to the execution's
+  stdout), not RestrictedPython's ``printed`` collector;
+* subscripts, iteration and unpacking run natively: ptcbox guards attributes, not items;
+* attribute reads of a few hot names run natively (see ``NATIVE_ATTRS``), others go
+  through ``_getattr_``; ``_private`` names are allowed on the snippet's own objects;
+* ``**``, ``<<``, ``*`` and ``%`` go through size guards unless the operands are provably
+  small numbers (skipped entirely when ``os_enforced_limits``);
+* the last expression statement is stored in ``VALUE_NAME`` (REPL-style value);
+* ``try/except*`` stays refused (CVE-2025-22153).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locations
+
+from ptcbox.sandbox._names import (
+    ALLOWED_DUNDER_DEFS,
+    ALLOWED_DUNDER_NAMES,
+    ALLOWED_DUNDER_READS,
+    NATIVE_ATTRS,
+    RESTRICTED_ATTRS,
+    is_dunder,
+    is_private,
+    is_reserved,
+)
+from ptcbox.sandbox._numeric import NumericScopes, bound_names
+
+__all__ = ["VALUE_NAME", "PtcTransformer"]
+
+VALUE_NAME = "_ptc_value_"
+
+_GUARDED_BINOPS: dict[type[ast.operator], str] = {
+    ast.Pow: "_pow_",
+    ast.LShift: "_lshift_",
+    ast.Mult: "_mul_",
+    ast.Mod: "_mod_",
+}
+_GUARDED_AUGOPS: dict[type[ast.operator], str] = {
+    ast.Pow: "_ipow_",
+    ast.LShift: "_ilshift_",
+    ast.Mult: "_imul_",
+    ast.Mod: "_imod_",
+}
+_SMALL_INT = 16
+_SMALL_SHIFT = 64
+_SMALL_WIDTH_DIGITS = 6
+
+
+def _name(id_: str) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Load())
+
+
+def _call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=_name(func), args=list(args), keywords=[])
+
+
+def _const_number(node: ast.expr) -> complex | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, complex):
+        return node.value  # type: ignore[no-any-return]
+    return None
+
+
+class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
+    """RestrictedPython's transformer with ptcbox's rules (see the module docstring).
+
+    Args:
+        errors, warnings, used_names: As for ``RestrictingNodeTransformer``.
+        size_guards: Compile ``**``/``<<``/``*``/``%`` through the size guards.
+    """
+
+    def __init__(
+        self,
+        errors: list[str] | None = None,
+        warnings: list[str] | None = None,
+        used_names: dict[str, bool] | None = None,
+        *,
+        size_guards: bool = True,
+    ) -> None:
+        super().__init__(errors, warnings, used_names)
+        self.size_guards = size_guards
+        self.class_names: list[str] = []
+        self.in_class_body = False
+        self.has_value = False
+        self.numeric = NumericScopes()
+
+    # -- names ------------------------------------------------------------------------
+
+    def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
+        if name is None or name == "_":
+            return
+        if is_dunder(name):
+            if not (allow_magic_methods and name in ALLOWED_DUNDER_DEFS):
+                self.error(node, f'"{name}" is a reserved name (special names cannot be bound)')
+        elif is_reserved(name):
+            self.error(
+                node,
+                f'"{name}" is a reserved name: names that start and end with "_" belong '
+                "to the sandbox",
+            )
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if isinstance(node.ctx, ast.Load):
+            if is_dunder(node.id) or is_reserved(node.id):
+                if node.id not in ALLOWED_DUNDER_NAMES:
+                    self.error(node, f'"{node.id}" is a reserved name and cannot be used')
+            self.used_names[node.id] = True
+        else:
+            self.check_name(node, node.id)
+            self.numeric.kill(node.id)
+        return node
+
+    def _attr_name(self, attr: str) -> str:
+        """The attribute name after private-name mangling (``__x`` in class ``C``)."""
+        if attr.startswith("__") and not attr.endswith("__") and self.class_names:
+            owner = self.class_names[-1].lstrip("_")
+            if owner:
+                return f"_{owner}{attr}"
+        return attr
+
+    def check_attr(self, node: ast.AST, attr: str, *, store: bool) -> None:
+        if attr in RESTRICTED_ATTRS:
+            self.error(
+                node,
+                f'"{attr}" is a restricted attribute (frame, code, traceback and '
+                "event-loop internals are off limits)",
+            )
+        elif is_dunder(attr):
+            if store or attr not in ALLOWED_DUNDER_READS:
+                hint = "; use type(obj) instead" if attr == "__class__" else ""
+                self.error(node, f'access to attribute "{attr}" is not allowed{hint}')
+        elif is_reserved(attr):
+            self.error(node, f'attribute "{attr}" is reserved for the sandbox')
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        attr = self._attr_name(node.attr)
+        self.check_attr(node, attr, store=not isinstance(node.ctx, ast.Load))
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            if attr in NATIVE_ATTRS:
+                return node
+            new: ast.expr = _call("_getattr_", node.value, ast.Constant(attr))
+            copy_locations(new, node)
+            return new
+        guard = "_write_private_" if is_private(attr) else "_write_"
+        wrapped = _call(guard, node.value)
+        copy_locations(wrapped, node.value)
+        node.value = wrapped
+        return node
+
+    # -- things RestrictedPython guards and ptcbox runs natively ----------------------
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_For(self, node: ast.For) -> Any:
+        return self.numeric.visit_loop(self, node)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
+        return self.numeric.visit_compound(self, node, loop=True)
+
+    def visit_While(self, node: ast.While) -> Any:
+        return self.numeric.visit_compound(self, node, loop=True)
+
+    def visit_If(self, node: ast.If) -> Any:
+        return self.numeric.visit_compound(self, node, loop=False)
+
+    def visit_Try(self, node: ast.Try) -> Any:
+        return self.numeric.visit_compound(self, node, loop=False)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
+        self.check_name(node, node.name)
+        self.numeric.kill(node.name)
+        return self.node_contents_visit(node)
+
+    def visit_alias(self, node: ast.alias) -> Any:
+        self.numeric.kill((node.asname or node.name).split(".")[0])
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_ListComp(self, node: ast.ListComp) -> Any:
+        return self.numeric.visit_comprehension(self, node)
+
+    def visit_SetComp(self, node: ast.SetComp) -> Any:
+        return self.numeric.visit_comprehension(self, node)
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
+        return self.numeric.visit_comprehension(self, node)
+
+    def visit_DictComp(self, node: ast.DictComp) -> Any:
+        return self.numeric.visit_comprehension(self, node)
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        numeric = self.numeric.is_numeric(node.value)
+        node.value = self.visit(node.value)  # evaluated before the targets are bound
+        node.targets = [self.visit(t) for t in node.targets]
+        self.numeric.note_assign(node, numeric)
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        numeric = node.value is not None and self.numeric.is_numeric(node.value)
+        if node.value is not None:
+            node.value = self.visit(node.value)
+        node.annotation = self.visit(node.annotation)
+        node.target = self.visit(node.target)
+        self.numeric.note_annassign(node, numeric)
+        return node
+
+    def visit_With(self, node: ast.With) -> Any:
+        return self.numeric.visit_compound(self, node, loop=False)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
+        return self.numeric.visit_compound(self, node, loop=False)
+
+    def visit_Await(self, node: ast.Await) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_Global(self, node: ast.Global) -> Any:
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_TryStar(self, node: ast.AST) -> Any:
+        self.error(
+            node,
+            "try/except* is not allowed in the sandbox (RestrictedPython refuses it since "
+            "CVE-2025-22153); catch the ExceptionGroup with a plain `except ExceptionGroup "
+            "as eg:` and inspect eg.exceptions",
+        )
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        for kw in node.keywords:
+            if kw.arg is not None and (is_dunder(kw.arg) or is_reserved(kw.arg)):
+                self.error(node, f'keyword argument "{kw.arg}" is not allowed')
+        return super().visit_Call(node)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
+        node = self.node_contents_visit(node)
+        spec = node.format_spec
+        if spec is None or not self.size_guards:
+            return node
+        static = isinstance(spec, ast.JoinedStr) and all(
+            isinstance(v, ast.Constant) and isinstance(v.value, str) for v in spec.values
+        )
+        if static:
+            text = "".join(v.value for v in spec.values)  # type: ignore[attr-defined]
+            digits = "".join(c if c.isdigit() else " " for c in text).split()
+            if all(len(d) <= _SMALL_WIDTH_DIGITS for d in digits):
+                return node
+        call = _call("_format_", node.value, spec, ast.Constant(node.conversion))  # type: ignore[arg-type]
+        copy_locations(call, node)
+        new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
+        copy_locations(new, node)
+        return new
+
+    # -- arithmetic size guards -------------------------------------------------------
+
+    def _binop_is_safe(self, node: ast.BinOp) -> bool:
+        left, right = node.left, node.right
+        op = node.op
+        lnum, rnum = _const_number(left), _const_number(right)
+        if isinstance(op, ast.Mult):
+            if isinstance(lnum, float | complex) or isinstance(rnum, float | complex):
+                return True
+            if (type(lnum) is int and abs(lnum) <= _SMALL_INT) or (
+                type(rnum) is int and abs(rnum) <= _SMALL_INT
+            ):
+                return True
+            return self.numeric.is_numeric(left) and self.numeric.is_numeric(right)
+        if isinstance(op, ast.Pow):
+            if isinstance(rnum, float | complex) or isinstance(lnum, float | complex):
+                return True
+            return type(rnum) is int and abs(rnum) <= _SMALL_INT
+        if isinstance(op, ast.LShift):
+            return type(rnum) is int and rnum <= _SMALL_SHIFT
+        if isinstance(op, ast.Mod):
+            if lnum is not None or self.numeric.is_numeric(left):
+                return True
+            if isinstance(left, ast.Constant) and isinstance(left.value, str | bytes):
+                text = left.value if isinstance(left.value, str) else left.value.decode("latin-1")
+                if "*" in text:
+                    return False
+                digits = "".join(c if c.isdigit() else " " for c in text).split()
+                return all(len(d) <= _SMALL_WIDTH_DIGITS for d in digits)
+            return False
+        return True
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        node = self.node_contents_visit(node)
+        guard = _GUARDED_BINOPS.get(type(node.op))
+        if guard is None or not self.size_guards or self._binop_is_safe(node):
+            return node
+        new = _call(guard, node.left, node.right)
+        copy_locations(new, node)
+        return new
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        target = node.target
+        op = node.op
+        guard = _GUARDED_AUGOPS.get(type(op)) if self.size_guards else None
+        # the left operand is the target's current value; only a Name can be known numeric
+        left_id = target.id if isinstance(target, ast.Name) else "_ptc_unknown_"
+        left = ast.Name(id=left_id, ctx=ast.Load())
+        probe = ast.BinOp(left=left, op=op, right=node.value)
+        if guard is not None and self._binop_is_safe(probe):
+            guard = None
+        numeric_result = self.numeric.is_numeric(probe)
+        node.value = self.visit(node.value)
+        if isinstance(target, ast.Name):
+            self.check_name(target, target.id)
+            self.numeric.note_augassign(target.id, numeric_result)
+            if guard is None:
+                return node
+            new = ast.Assign(
+                targets=[ast.Name(id=target.id, ctx=ast.Store())],
+                value=_call(guard, ast.Name(id=target.id, ctx=ast.Load()), node.value),
+            )
+            copy_locations(new, node)
+            return new
+        if isinstance(target, ast.Attribute):
+            attr = self._attr_name(target.attr)
+            self.check_attr(target, attr, store=True)
+            writer = "_write_private_" if is_private(attr) else "_write_"
+            written = _call(writer, self.visit(target.value))
+            copy_locations(written, target)
+            if guard is None:
+                target.value = written
+                return node
+            expr = _call("_augattr_", written, ast.Constant(attr), _name(guard), node.value)
+            stmt = ast.Expr(value=expr)
+            copy_locations(stmt, node)
+            return stmt
+        if isinstance(target, ast.Subscript):
+            obj = self.visit(target.value)
+            key = self.visit(target.slice)
+            if guard is None:
+                target.value, target.slice = obj, key
+                return node
+            stmt = ast.Expr(value=_call("_augitem_", obj, key, _name(guard), node.value))
+            copy_locations(stmt, node)
+            return stmt
+        self.error(node, "unsupported augmented assignment target")  # pragma: no cover
+        return node
+
+    # -- definitions ----------------------------------------------------------------------
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Any:
+        self.check_name(node, node.name, allow_magic_methods=self.in_class_body)
+        self.check_function_argument_names(node)
+        outer = self.in_class_body
+        self.in_class_body = False
+        with self.numeric.scope(node):
+            node = self.node_contents_visit(node)
+        self.in_class_body = outer
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        return self._visit_function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        return self._visit_function(node)
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        self.check_function_argument_names(node)
+        with self.numeric.scope(node):
+            return self.node_contents_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        self.check_name(node, node.name)
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg == "metaclass":
+                self.error(node, "class keyword arguments metaclass= and ** are not allowed")
+        # decorators and bases are evaluated outside the class scope
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.bases = [self.visit(b) for b in node.bases]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        self.class_names.append(node.name)
+        outer = self.in_class_body
+        self.in_class_body = True
+        with self.numeric.scope(node):
+            body: list[ast.stmt] = []
+            for stmt in node.body:
+                new = self.visit(stmt)
+                if new is None:
+                    continue
+                body.extend(new if isinstance(new, list) else [new])
+            node.body = body or [ast.Pass()]
+        self.in_class_body = outer
+        self.class_names.pop()
+        return node
+
+    # -- match ------------------------------------------------------------------------
+
+    def visit_Match(self, node: ast.Match) -> Any:
+        node.subject = self.visit(node.subject)
+        before = set(self.numeric.current) - bound_names([node])
+        for case in node.cases:
+            self.numeric.current = set(before)
+            self._check_pattern(case.pattern)
+            if case.guard is not None:
+                case.guard = self.visit(case.guard)
+            new_body: list[ast.stmt] = []
+            for stmt in case.body:
+                new = self.visit(stmt)
+                if new is None:
+                    continue
+                new_body.extend(new if isinstance(new, list) else [new])
+            case.body = new_body or [ast.Pass()]
+        self.numeric.current = before
+        return node
+
+    def _check_dotted(self, node: ast.expr) -> None:
+        """Pattern values/classes stay native dotted names; check each part."""
+        while isinstance(node, ast.Attribute):
+            self.check_attr(node, node.attr, store=False)
+            if is_private(node.attr):
+                self.error(node, f'private attribute "{node.attr}" is not allowed in a pattern')
+            node = node.value
+        if isinstance(node, ast.Name):
+            self.visit_Name(node)
+
+    def _check_pattern(self, pattern: ast.pattern) -> None:
+        for sub in ast.walk(pattern):
+            if isinstance(sub, ast.MatchAs | ast.MatchStar):
+                self.check_name(sub, sub.name)
+            elif isinstance(sub, ast.MatchMapping):
+                self.check_name(sub, sub.rest)
+            elif isinstance(sub, ast.MatchValue):
+                if isinstance(sub.value, ast.Attribute | ast.Name):
+                    self._check_dotted(sub.value)
+            elif isinstance(sub, ast.MatchClass):
+                self._check_dotted(sub.cls)
+                for attr in sub.kwd_attrs:
+                    if attr.startswith("_") or attr in RESTRICTED_ATTRS:
+                        self.error(sub, f'attribute "{attr}" is not allowed in a class pattern')
+
+    # -- module -----------------------------------------------------------------------
+
+    def visit_Module(self, node: ast.Module) -> Any:
+        with self.numeric.scope(node):
+            node = self.node_contents_visit(node)
+        if node.body and isinstance(node.body[-1], ast.Expr):
+            last = node.body[-1]
+            store = ast.Assign(targets=[ast.Name(id=VALUE_NAME, ctx=ast.Store())], value=last.value)
+            copy_locations(store, last)
+            node.body[-1] = store
+            self.has_value = True
+        return node
