@@ -10,13 +10,14 @@ from ptcbox._result import CodeResult, ToolCallRecord
 from ptcbox._toolset import resolve_tools
 from ptcbox.errors import PtcboxError, ToolError
 from ptcbox.projections import DirectProjection, ToolProjection, validate_namespace
-from ptcbox.runtimes import CodeRuntime
+from ptcbox.runtimes import CodeRuntime, ThreadRuntime
 
 __all__ = [
     "CodeResult",
     "CodeRuntime",
     "DirectProjection",
     "PtcboxError",
+    "ThreadRuntime",
     "ToolCallRecord",
     "ToolError",
     "ToolProjection",

@@ -1,0 +1,236 @@
+"""The body a pool thread runs for one :class:`~ptcbox.runtimes.ThreadRuntime` execution.
+
+Compile, build the globals, run (in an event loop of the thread for top-level
+``await``), convert the trailing value and format the error, all inside the time
+limit; then leave the snippet for good (see :class:`Control.finish
+<ptcbox.runtimes._thread_worker.Control.finish>`) and hand the outcome to the host.
+Warnings and ignored finalizer errors of a snippet thread go to that execution's stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import CodeType
+from typing import TYPE_CHECKING, Any
+
+from ptcbox._jsonable import to_jsonable
+from ptcbox.runtimes._common import (
+    SNIPPET_FILENAME,
+    describe_exception,
+    error_type_name,
+    format_snippet_error,
+)
+from ptcbox.runtimes._thread_tools import Route, Run
+from ptcbox.runtimes._thread_worker import ExecutionInterrupted, current_control
+from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+
+if TYPE_CHECKING:
+    from ptcbox.runtimes._thread_session import ThreadSession
+
+__all__ = ["Job", "Outcome", "install_hooks"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What the snippet's thread hands back (everything already converted)."""
+
+    value: Any = None
+    error: str | None = None
+    error_type: str | None = None
+    error_truncated: bool = False
+    host_error: BaseException | None = None
+
+
+class Job:
+    """The body a pool thread runs for one execution; returns whether the thread may be
+    reused. Never raises."""
+
+    __slots__ = ("code", "deliver", "extra_globals", "policy", "route", "run", "session", "tools")
+
+    def __init__(
+        self,
+        *,
+        code: str,
+        policy: SandboxPolicy,
+        run: Run,
+        route: Route,
+        tools: dict[str, Callable[..., Any]],
+        extra_globals: Mapping[str, Any] | None,
+        session: ThreadSession | None,
+        deliver: Callable[[Outcome], None],
+    ) -> None:
+        self.code = code
+        self.policy = policy
+        self.run = run
+        self.route = route
+        self.tools = tools
+        self.extra_globals = extra_globals
+        self.session = session
+        self.deliver = deliver
+
+    def __call__(self) -> bool:
+        control = self.run.control
+        control.stderr = self.run.stderr
+        outcome: Outcome | None = None
+        namespace: dict[str, Any] | None = None
+        started = False
+        while True:  # an ExecutionInterrupted may land anywhere until finish()
+            try:
+                if not started:
+                    started = True
+                    try:
+                        control.enter()
+                        namespace = {}
+                        outcome = self._execute(namespace)
+                    except ExecutionInterrupted:
+                        outcome = None
+                if namespace is not None and self.session is None:
+                    namespace.clear()  # snippet finalizers run here, under the time limit
+                stopped = control.finish()
+                break
+            except ExecutionInterrupted:
+                continue
+        if not stopped and outcome is not None:
+            self.deliver(outcome)
+        return not stopped
+
+    def _execute(self, scratch: dict[str, Any]) -> Outcome:
+        policy = self.policy
+        try:
+            compiled = compile_snippet(self.code, policy, filename=SNIPPET_FILENAME)
+        except ExecutionInterrupted:
+            raise
+        except BaseException as exc:  # SyntaxError, PolicyViolation, RecursionError ...
+            return self._failure(exc)
+        try:
+            namespace = self._globals(scratch)
+        except ExecutionInterrupted:
+            raise
+        except BaseException as exc:  # host misuse, e.g. bad extra_globals
+            return Outcome(host_error=exc)
+        try:
+            if compiled.is_async:
+                _run_async(compiled.code, namespace)
+            else:
+                exec(compiled.code, namespace)
+            value = namespace.pop(VALUE_NAME, None) if compiled.has_value else None
+            return Outcome(value=None if value is None else to_jsonable(value))
+        except ExecutionInterrupted:
+            raise
+        except BaseException as exc:
+            control = current_control()
+            if control is not None and control.stop:
+                raise ExecutionInterrupted(control.reason) from None
+            return self._failure(exc)
+
+    def _globals(self, scratch: dict[str, Any]) -> dict[str, Any]:
+        route = self.route
+        fresh = build_globals(
+            self.policy,
+            tools=self.tools,
+            extra_globals=self.extra_globals,
+            stdout=route.stdout,
+            stderr=route.stderr,
+            sleep=route.sleep,
+        )
+        session = self.session
+        if session is None:
+            scratch.update(fresh)
+            return scratch
+        namespace = session._namespace
+        for name, injected in session._injected.items():
+            if name not in fresh and namespace.get(name) is injected:
+                del namespace[name]
+        namespace.update(fresh)
+        namespace.pop(VALUE_NAME, None)
+        session._injected = fresh
+        return namespace
+
+    def _failure(self, exc: BaseException) -> Outcome:
+        kind = error_type_name(exc)
+        try:
+            text, truncated = format_snippet_error(exc, self.code, self.policy.max_output_bytes)
+        except ExecutionInterrupted:
+            raise
+        except BaseException:
+            text, truncated = kind, False
+        return Outcome(error=text, error_type=kind, error_truncated=truncated)
+
+
+def _run_async(code: CodeType, namespace: dict[str, Any]) -> None:
+    """Run a top-level-await snippet in an event loop of this thread."""
+    control = current_control()
+    assert control is not None
+    coroutine = eval(code, namespace)
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda loop, context: None)
+    try:
+        task = loop.create_task(coroutine)
+        control.attach_loop(loop, task)
+        loop.run_until_complete(task)
+        if not control.stop:
+            _cancel_remaining(loop)
+    finally:
+        control.detach_loop()
+        if not loop.is_running():
+            loop.close()
+
+
+def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+
+
+_previous_showwarning: Callable[..., Any] | None = None
+_previous_unraisablehook: Callable[[Any], Any] | None = None
+
+
+def _showwarning(  # noqa: PLR0917 - the signature of warnings.showwarning
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    control = current_control()
+    if control is not None and file is None and control.stderr is not None:
+        control.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+        return
+    if _previous_showwarning is not None:
+        _previous_showwarning(message, category, filename, lineno, file, line)
+
+
+def _unraisablehook(unraisable: Any) -> None:
+    exc = unraisable.exc_value
+    if isinstance(exc, ExecutionInterrupted):
+        return  # a finalizer of the snippet, stopped with it
+    control = current_control()
+    if control is not None and control.stderr is not None and exc is not None:
+        control.stderr.write(f"Exception ignored in a finalizer: {describe_exception(exc)}\n")
+        return
+    if _previous_unraisablehook is not None:
+        _previous_unraisablehook(unraisable)
+
+
+def install_hooks() -> None:
+    """Route warnings and ignored finalizer errors of snippet threads to their stderr.
+
+    Wraps ``warnings.showwarning`` and ``sys.unraisablehook`` once (again if someone
+    replaced them); other threads are passed on to the previous hooks unchanged.
+    """
+    global _previous_showwarning, _previous_unraisablehook
+    if warnings.showwarning is not _showwarning:
+        _previous_showwarning = warnings.showwarning
+        warnings.showwarning = _showwarning
+    if sys.unraisablehook is not _unraisablehook:
+        _previous_unraisablehook = sys.unraisablehook
+        sys.unraisablehook = _unraisablehook

@@ -1,0 +1,380 @@
+"""What a snippet in a :class:`~ptcbox.runtimes.ThreadRuntime` thread calls: tools,
+``print`` sinks and ``sleep``, plus the relay of observer callbacks to the host loop.
+
+Everything the snippet holds (tool callables, sinks, the sleep hook) goes through a
+:class:`Route` to the current execution's :class:`Run`, so that names a session keeps
+from an earlier execution (``p = print``, ``t = search``) report to the execution that
+runs now, never to an old one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import functools
+import inspect
+import math
+import threading
+import time
+from asyncio import events
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio.to_thread
+
+from ptcbox._result import ToolCallRecord
+from ptcbox.errors import ToolCallLimitExceeded, ToolError
+from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
+from ptcbox.runtimes._output import OutputBuffer
+from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._thread_worker import Control, ExecutionInterrupted
+
+__all__ = ["Relay", "Route", "Run", "make_tool"]
+
+_get_running_loop = events._get_running_loop
+_perf = time.perf_counter
+_PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
+_PENDING = "the call did not finish before the execution ended"
+
+
+class Relay:
+    """Carries observer callbacks from a snippet thread to the host's event loop.
+
+    Calls are queued and run in order by one drain scheduled on the loop, so a flood
+    of output costs one loop wake-up per batch, not per chunk. Consecutive output of one
+    stream is passed as one chunk. After :meth:`close`, nothing more is delivered.
+    """
+
+    __slots__ = ("_closed", "_lock", "_loop", "_on_output", "_on_tool_call", "_queue", "_scheduled")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_output: OutputCallback | None,
+        on_tool_call: ToolCallCallback | None,
+    ) -> None:
+        self._loop = loop
+        self._on_output = on_output
+        self._on_tool_call = on_tool_call
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[str, Any]] = deque()
+        self._scheduled = False
+        self._closed = False
+
+    def stdout(self, text: str) -> None:
+        """Queue a chunk of stdout."""
+        self._push("stdout", text)
+
+    def stderr(self, text: str) -> None:
+        """Queue a chunk of stderr."""
+        self._push("stderr", text)
+
+    def tool_call(self, record: ToolCallRecord) -> None:
+        """Queue a finished tool call."""
+        self._push("tool", record)
+
+    def _push(self, kind: str, item: Any) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._queue.append((kind, item))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody listens any more
+            self._loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:
+        """Deliver everything queued (on the loop)."""
+        with self._lock:
+            items = list(self._queue)
+            self._queue.clear()
+            self._scheduled = False
+        index = 0
+        while index < len(items):
+            kind, item = items[index]
+            index += 1
+            if kind == "tool":
+                self._call(self._on_tool_call, item)
+                continue
+            parts = [item]
+            while index < len(items) and items[index][0] == kind:
+                parts.append(items[index][1])
+                index += 1
+            self._call(self._on_output, kind, "".join(parts))
+
+    def _call(self, callback: Callable[..., object] | None, *args: Any) -> None:
+        if callback is None:
+            return
+        try:
+            callback(*args)
+        except Exception as exc:
+            self._loop.call_exception_handler(
+                {"message": "ptcbox: an execution observer raised", "exception": exc}
+            )
+
+    def close(self) -> None:
+        """Deliver what is queued, then drop everything later (on the loop)."""
+        self.drain()
+        with self._lock:
+            self._closed = True
+            self._queue.clear()
+
+
+class Run:
+    """The state of one execution that the snippet's thread and the host share."""
+
+    __slots__ = (
+        "calls",
+        "control",
+        "host_loop",
+        "max_calls",
+        "max_concurrent",
+        "records",
+        "relay",
+        "semaphore",
+        "stderr",
+        "stdout",
+    )
+
+    def __init__(
+        self,
+        *,
+        host_loop: asyncio.AbstractEventLoop,
+        max_output_bytes: int,
+        max_calls: int,
+        max_concurrent: int,
+        relay: Relay | None,
+    ) -> None:
+        self.control = Control()
+        self.host_loop = host_loop
+        self.relay = relay
+        self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None)
+        self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None)
+        self.records: list[tuple[Any, ...]] = []
+        self.calls = 0
+        self.max_calls = max_calls
+        self.max_concurrent = max_concurrent
+        self.semaphore: asyncio.Semaphore | None = None
+
+    # --- records -----------------------------------------------------------------
+    def _finish(self, slot: int, ok: bool, error: str | None, started: float) -> None:
+        name, arguments = self.records[slot][:2]
+        duration = _perf() - started
+        self.records[slot] = (name, arguments, ok, error, duration)
+        if self.relay is not None:
+            self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration))
+
+    def _refuse(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Raise ToolCallLimitExceeded (the call count is already past the limit)."""
+        exc = ToolCallLimitExceeded(self.max_calls, self.calls)
+        if self.calls == self.max_calls + 1:  # record the first refused call only
+            self._record_failure(spec, args, kwargs, describe_exception(exc))
+        raise exc
+
+    def _record_failure(
+        self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any], error: str
+    ) -> None:
+        arguments = dict(jsonable_arguments(kwargs))
+        if args:
+            arguments["*args"] = jsonable_arguments({"a": list(args)})["a"]
+        self.records.append((spec.name, arguments))
+        self._finish(len(self.records) - 1, False, error, _perf())
+
+    def _bind(
+        self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        try:
+            return spec.binder.bind(args, kwargs)
+        except TypeError as exc:
+            message = str(exc)
+        self._record_failure(spec, args, kwargs, f"TypeError: {message}")
+        raise TypeError(message)
+
+    def build_records(self) -> tuple[ToolCallRecord, ...]:
+        """The calls so far as records; calls still running are reported as failed."""
+        out = []
+        for entry in list(self.records):
+            if len(entry) == 2:
+                out.append(ToolCallRecord(entry[0], entry[1], False, _PENDING, 0.0))
+            else:
+                out.append(ToolCallRecord(*entry))
+        return tuple(out)
+
+    # --- synchronous calls (the snippet's thread) ----------------------------------
+    def call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call a tool from synchronous snippet code and return its result (hot path)."""
+        self.calls += 1
+        if self.calls > self.max_calls:
+            self._refuse(spec, args, kwargs)
+        bound = self._bind(spec, args, kwargs)
+        records = self.records
+        slot = len(records)
+        arguments = jsonable_arguments(bound)
+        records.append((spec.name, arguments))
+        control = self.control
+        control.enter_host()
+        started = _perf()
+        try:
+            result = spec.call(**bound)
+            if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
+                result = self._wait_on_host(result)
+            error = None
+        except ExecutionInterrupted:
+            result, error = None, _PENDING  # the stop is raised by leave_host() below
+        except BaseException as exc:
+            result, error = None, describe_exception(exc)
+        duration = _perf() - started
+        records[slot] = (spec.name, arguments, error is None, error, duration)
+        if self.relay is not None:
+            self.relay.tool_call(
+                ToolCallRecord(spec.name, arguments, error is None, error, duration)
+            )
+        control.leave_host()
+        if error is not None:
+            raise ToolError(spec.name, error)
+        return result
+
+    def _wait_on_host(self, awaitable: Awaitable[Any]) -> Any:
+        future = asyncio.run_coroutine_threadsafe(_await(awaitable), self.host_loop)
+        control = self.control
+        control.track(future)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            if control.stop:
+                raise ExecutionInterrupted(control.reason) from None
+            raise
+        finally:
+            control.untrack(future)
+
+    # --- calls from running asyncio code (an awaitable per call) --------------------
+    def acall(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Return a coroutine that runs the tool on the host's loop when awaited."""
+        self.calls += 1
+        if self.calls > self.max_calls:
+            self._refuse(spec, args, kwargs)
+        bound = self._bind(spec, args, kwargs)
+        return self._acall(spec, bound)
+
+    async def _acall(self, spec: ToolSpec, bound: dict[str, Any]) -> Any:
+        if self.control.stop:
+            raise ExecutionInterrupted(self.control.reason)
+        slot = len(self.records)
+        self.records.append((spec.name, jsonable_arguments(bound)))
+        future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
+        self.control.track(future)
+        try:
+            return await asyncio.wrap_future(future)
+        finally:
+            self.control.untrack(future)
+
+    async def _on_host(self, spec: ToolSpec, bound: dict[str, Any], slot: int) -> Any:
+        if self.semaphore is None:
+            self.semaphore = asyncio.Semaphore(self.max_concurrent)
+        async with self.semaphore:
+            started = _perf()
+            error = None
+            try:
+                if spec.is_async:
+                    result = spec.call(**bound)
+                else:
+                    result = await anyio.to_thread.run_sync(
+                        functools.partial(spec.call, **bound), abandon_on_cancel=True
+                    )
+                if inspect.isawaitable(result):
+                    result = await result
+            except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
+                self._finish(slot, False, "CancelledError: the call was cancelled", started)
+                raise
+            except BaseException as exc:
+                error = describe_exception(exc)
+            self._finish(slot, error is None, error, started)
+            if error is not None:
+                raise ToolError(spec.name, error)
+            return result
+
+    # --- sleep ---------------------------------------------------------------------
+    def sleep(self, seconds: float) -> None:
+        """``time.sleep`` for snippets: returns early (raising) when the execution stops."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as a number")
+        if math.isnan(seconds) or seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        control = self.control
+        control.enter_host()
+        try:
+            control.wake.wait(min(seconds, threading.TIMEOUT_MAX))
+        finally:
+            control.leave_host()
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+class _Sink:
+    """A text stream for ``print``: writes to the current execution's buffer."""
+
+    __slots__ = ("_route", "_stream")
+
+    def __init__(self, route: Route, stream: str) -> None:
+        self._route = route
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        run = self._route.run
+        assert run is not None
+        buffer = run.stdout if self._stream == "stdout" else run.stderr
+        return buffer.write(text)
+
+    def flush(self) -> None:
+        return None
+
+
+class Route:
+    """Points the snippet's tools, sinks and sleep at the execution running now."""
+
+    __slots__ = ("__weakref__", "run", "sleep", "stderr", "stdout", "tools")
+
+    def __init__(self) -> None:
+        self.run: Run | None = None
+        self.stdout = _Sink(self, "stdout")
+        self.stderr = _Sink(self, "stderr")
+        self.tools: dict[str, tuple[ToolSpec, Callable[..., Any]]] = {}
+
+        def sleep(seconds: float) -> None:
+            run = self.run
+            assert run is not None
+            run.sleep(seconds)
+
+        self.sleep = sleep
+
+    def tool_callables(self, specs: dict[str, ToolSpec]) -> dict[str, Callable[..., Any]]:
+        """One callable per tool, reused across the executions of a session."""
+        cached = self.tools
+        out: dict[str, Callable[..., Any]] = {}
+        for name, spec in specs.items():
+            entry = cached.get(name)
+            if entry is None or entry[0] is not spec:
+                entry = (spec, make_tool(self, spec))
+                cached[name] = entry
+            out[name] = entry[1]
+        return out
+
+
+def make_tool(route: Route, spec: ToolSpec) -> Callable[..., Any]:
+    """The callable a snippet calls for ``spec``: a value in sync code, an awaitable in
+    running asyncio code."""
+
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        run = route.run
+        if _get_running_loop() is None:
+            return run.call(spec, args, kwargs)  # type: ignore[union-attr]
+        return run.acall(spec, args, kwargs)  # type: ignore[union-attr]
+
+    tool.__name__ = tool.__qualname__ = spec.name
+    tool.__doc__ = spec.projection.doc
+    return tool
