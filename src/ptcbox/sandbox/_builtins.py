@@ -16,7 +16,7 @@ from ptcbox.sandbox._guards import (
     guarded_write_private,
 )
 from ptcbox.sandbox._limits import Limits
-from ptcbox.sandbox._names import is_dunder, is_reserved
+from ptcbox.sandbox._names import RESTRICTED_ATTRS, is_reserved
 from ptcbox.sandbox._owner import register_class
 
 __all__ = ["EXCLUDED_BUILTINS", "make_base_builtins"]
@@ -216,7 +216,7 @@ def _build_class(func: Any, name: Any, /, *bases: Any, **kwargs: Any) -> Any:
 def _apply(func: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``f(*args, **kwargs)`` in compiled code: keyword names are checked."""
     for key in kwargs:
-        if is_dunder(key) or is_reserved(key):
+        if key.startswith("__") or is_reserved(key):
             raise PolicyViolation(f"keyword argument {key!r} is not allowed")
     return func(*args, **kwargs)
 
@@ -238,6 +238,20 @@ def _checked_numbers(obj: Any) -> Any:
                 "shadowed by a tool or global; rename it"
             )
         yield item
+
+
+def _match_args(*classes: Any) -> None:
+    """Before a ``match`` with positional class patterns: check each ``__match_args__``."""
+    for cls in classes:
+        names = getattr(cls, "__match_args__", ())
+        if not isinstance(names, tuple):
+            continue  # the match statement itself raises TypeError
+        for name in names:
+            if not isinstance(name, str) or name.startswith("_") or name in RESTRICTED_ATTRS:
+                raise PolicyViolation(
+                    f"class pattern {getattr(cls, '__name__', '?')}(...) would read attribute "
+                    f"{name!r}, which is not allowed"
+                )
 
 
 def _augattr(obj: Any, name: str, op: Callable[[Any, Any], Any], value: Any) -> None:
@@ -276,6 +290,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "_apply_": _apply,
             "_numiter_": _numiter,
             "_augattr_": _augattr,
+            "_match_args_": _match_args,
             "_augitem_": _augitem,
             "_pow_": limits.pow,
             "_lshift_": limits.lshift,

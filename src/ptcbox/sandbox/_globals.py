@@ -135,8 +135,25 @@ def build_globals(
         g.update(extra_globals)
     if tools:
         _check_names(tools, "tools")
-        g.update(tools)
+        if policy.restricted:
+            for name, fn in tools.items():
+                g[name] = _wrap_tool(name, fn)
+        else:
+            g.update(tools)
     return g
+
+
+def _wrap_tool(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A plain closure around a tool: the snippet sees no attributes of the real callable
+    (a ``functools.partial``'s ``func``/``args``, a bound method's owner, a function's
+    ``__dict__``), only its name and docstring."""
+
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = getattr(fn, "__doc__", None)
+    return tool
 
 
 def _check_names(names: Mapping[str, Any], what: str) -> None:

@@ -22,6 +22,7 @@ from ptcbox.sandbox._names import (
     SIZE_GUARDED_METHODS,
     is_dunder,
     is_private,
+    restricted_reason,
 )
 from ptcbox.sandbox._owner import describe, is_owned, private_ok
 
@@ -50,7 +51,7 @@ def refuse_attribute(name: str, obj: Any = _MISSING) -> PolicyViolation:
     elif name in ("__dict__", "__slots__"):
         hint = "; use vars-free code such as dataclasses.asdict(obj) or explicit attributes"
     elif name in RESTRICTED_ATTRS:
-        hint = " (frame, code, traceback and event-loop internals are off limits)"
+        hint = f" ({restricted_reason(name)})"
     elif is_dunder(name):
         hint = " (special attributes are off limits)"
     else:
@@ -115,7 +116,9 @@ class AttributeGuards:
                     )
             elif name not in ALLOWED_DUNDER_READS:
                 raise refuse_attribute(name, obj)
-            elif name == "__init__" and not (type(obj) is super or is_owned(obj)):
+            elif name == "__init__" and not (
+                is_owned(obj) or (type(obj) is super and is_owned(getattr(obj, "__self__", None)))
+            ):
                 raise PolicyViolation(
                     f"'__init__' of {describe(obj)} is not accessible; call "
                     "super().__init__(...) from your own class instead"

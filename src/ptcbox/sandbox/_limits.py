@@ -134,7 +134,7 @@ class Limits:
     def imul(self, a: Any, b: Any) -> Any:
         """``a *= b`` (in place where the type supports it), size-checked."""
         self._check_mul(a, b)
-        return operator.imul(a, b)
+        return operator.imul(a, b)  # type: ignore[no-untyped-call]
 
     def ipow(self, a: Any, b: Any) -> Any:
         """``a **= b``, size-checked."""
@@ -142,13 +142,13 @@ class Limits:
         bits = self.pow_bits(a, b)
         if bits > self.max_int_bits:
             raise ArithmeticLimitExceeded("**", self.max_int_bits, int(bits), "bits")
-        return operator.ipow(a, b)
+        return operator.ipow(a, b)  # type: ignore[no-untyped-call]
 
     def ilshift(self, a: Any, b: Any) -> Any:
         """``a <<= b``, size-checked."""
         if type(a) is int and type(b) is int and b > 0:
             self.int_bits("<<", a.bit_length() + b)
-        return operator.ilshift(a, b)
+        return operator.ilshift(a, b)  # type: ignore[no-untyped-call]
 
     # -- formatting -----------------------------------------------------------------
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import math
 import random as _random
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,9 +263,17 @@ def _functools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dic
         require_owned(wrapper, "functools.update_wrapper")
         return functools.update_wrapper(wrapper, wrapped, *args, **kwargs)
 
-    def wraps(wrapped: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    def wraps(
+        wrapped: Any,
+        assigned: Any = functools.WRAPPER_ASSIGNMENTS,
+        updated: Any = functools.WRAPPER_UPDATES,
+    ) -> Callable[[Any], Any]:
         """functools.wraps -- sandboxed: the decorated function must be the snippet's own."""
-        return functools.partial(update_wrapper, wrapped=wrapped, *args, **kwargs)  # noqa: B026
+
+        def decorator(wrapper: Any) -> Any:
+            return update_wrapper(wrapper, wrapped, assigned, updated)
+
+        return decorator
 
     def total_ordering(cls: Any) -> Any:
         """functools.total_ordering -- sandboxed: only for the snippet's own classes."""
@@ -317,12 +326,76 @@ def _string(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[s
     return _public(module, {"Formatter"}), {}
 
 
+def _enum_member_names(names: Any) -> list[Any]:
+    if isinstance(names, str):
+        return names.replace(",", " ").split()
+    if isinstance(names, Mapping):
+        return list(names)
+    out: list[Any] = []
+    for item in names:
+        out.append(item if isinstance(item, str) else item[0])
+    return out
+
+
+def _checked_create(
+    cls: Any, class_name: Any, names: Any, /, *, module: Any = None, **kwargs: Any
+) -> Any:
+    """The Enum functional API (``Enum("Color", "RED GREEN")``) without special names.
+
+    Left alone it turns ``{"__del__": f}`` or ``{"__match_args__": ...}`` into class
+    attributes; ``__del__`` would run snippet code at garbage collection.
+    """
+    if not isinstance(names, str):
+        names = list(names.items()) if isinstance(names, Mapping) else list(names)
+    for name in _enum_member_names(names):
+        if not isinstance(name, str) or name.startswith("_"):
+            raise PolicyViolation(
+                f"enum member name {name!r} is not allowed (names starting with '_')"
+            )
+    return enum.EnumType._create_(  # type: ignore[attr-defined]
+        cls, class_name, names, module=module or "__main__", **kwargs
+    )
+
+
+_ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
+
+
+@functools.cache
+def _enum_classes() -> dict[str, type]:
+    """Sandbox subclasses of the Enum bases whose functional API checks member names."""
+    out: dict[str, type] = {}
+    for name in _ENUM_BASES:
+        real = getattr(enum, name)
+        cls = enum.EnumType(name, (real,), enum.EnumType.__prepare__(name, (real,)))
+        type.__setattr__(cls, "_create_", classmethod(_checked_create))
+        type.__setattr__(cls, "__module__", "enum")
+        out[name] = cls
+    return out
+
+
 def _enum(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    return _public(module, {"EnumType", "EnumMeta", "global_enum"}), {}
+    attrs = _public(module, {"EnumType", "EnumMeta", "global_enum", "ReprEnum"})
+    attrs.update(_enum_classes())
+    return attrs, {}
 
 
-def _refuse_enum_dunders(*_: Any) -> None:  # pragma: no cover - documentation helper
-    raise PolicyViolation("not allowed")
+def _itertools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    lim = ctx.limits
+    attrs = _public(module)
+    real_product = module.product
+
+    def product(*iterables: Any, repeat: int = 1) -> Any:
+        """itertools.product -- sandboxed: ``repeat`` copies of the pools are size-checked."""
+        if type(repeat) is int and repeat > 1:
+            lim.repeat_bytes("itertools.product", repeat * max(len(iterables), 1) * 8)
+        return real_product(*iterables, repeat=repeat)
+
+    attrs["product"] = product
+    return attrs, {}
+
+
+def _hashlib(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    return _public(module, {"pbkdf2_hmac", "scrypt", "file_digest"}), {}
 
 
 MODULE_SPECS: dict[str, Spec] = {
@@ -337,6 +410,8 @@ MODULE_SPECS: dict[str, Spec] = {
     "typing": _typing,
     "string": _string,
     "enum": _enum,
+    "itertools": _itertools,
+    "hashlib": _hashlib,
 }
 """Module name -> builder of its restricted attributes (others expose all public,
 non-module attributes, with mutable containers frozen)."""

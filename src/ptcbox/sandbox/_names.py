@@ -16,6 +16,7 @@ __all__ = [
     "is_dunder",
     "is_private",
     "is_reserved",
+    "restricted_reason",
 ]
 
 RESTRICTED_ATTRS: frozenset[str] = frozenset(INSPECT_ATTRIBUTES) | frozenset(
@@ -67,10 +68,13 @@ RESTRICTED_ATTRS: frozenset[str] = frozenset(INSPECT_ATTRIBUTES) | frozenset(
         "get_stack",
         "print_stack",
         "_loop",
+        # class-hierarchy traversal (B08): reaching base classes such as the real
+        # enum.Enum, whose functional API builds classes from arbitrary dunder names
+        "mro",
     }
 )
 """Attribute names no snippet may read or write, on any object (frame, code, traceback,
-generator, coroutine and async-generator internals; routes to the event loop)."""
+generator, coroutine and async-generator internals; routes to the event loop; ``mro``)."""
 
 FORMAT_METHODS: frozenset[str] = frozenset({"format", "format_map"})
 """``str.format``/``format_map`` traverse attributes of their arguments (CVE-2023-41039)."""
@@ -257,6 +261,15 @@ Reading them is safe on every object a snippet can reach: they are public, never
 module, frame, code object or event loop (``tests/sandbox/test_guards.py`` checks this
 over every module the default policy allows), and are not size- or format-guarded.
 """
+
+
+def restricted_reason(name: str) -> str:
+    """Why attribute ``name`` (in :data:`RESTRICTED_ATTRS`) is refused."""
+    if name == "mro":
+        return "class-hierarchy traversal is off limits"
+    if name in ("get_loop", "get_coro", "get_stack", "print_stack", "_loop"):
+        return "it leads to the event loop, coroutines or frames"
+    return "frame, code, traceback and generator internals are off limits"
 
 
 def is_dunder(name: str) -> bool:

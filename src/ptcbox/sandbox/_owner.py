@@ -47,7 +47,7 @@ def is_owned(obj: Any) -> bool:
     if tp in _SNIPPET_CLASSES:
         return True
     if tp is _FunctionType:
-        return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK  # type: ignore[no-any-return]
+        return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
     return isinstance(obj, type) and obj in _SNIPPET_CLASSES
 
 
@@ -60,7 +60,7 @@ def private_ok(obj: Any) -> bool:
     attributes include the host's event loop.
     """
     if type(obj) is _FunctionType:
-        return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK  # type: ignore[no-any-return]
+        return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
     cls = obj if isinstance(obj, type) else type(obj)
     if cls in _PRIVATE_OK:
         return True

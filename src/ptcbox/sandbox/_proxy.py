@@ -98,4 +98,5 @@ def make_proxy(
     ns["_ptc_real_names"] = real_names
     cls = type(f"module:{name}", (ModuleProxy,), ns)
     cls.__module__ = "ptcbox.sandbox"
-    return cls()
+    proxy: ModuleProxy = cls()
+    return proxy

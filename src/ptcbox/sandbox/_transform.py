@@ -1,3 +1,4 @@
+# ruff: noqa: N802  (ast.NodeTransformer dispatches on visit_<NodeClass> names)
 """The AST transformer: RestrictedPython's, extended for the code models actually write.
 
 Starts from :class:`RestrictedPython.transformer.RestrictingNodeTransformer` (which refuses
@@ -20,6 +21,7 @@ every node it has no rule for) and changes it where ptcbox's guard model differs
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Any
 
 from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locations
@@ -33,6 +35,7 @@ from ptcbox.sandbox._names import (
     is_dunder,
     is_private,
     is_reserved,
+    restricted_reason,
 )
 from ptcbox.sandbox._numeric import NumericScopes, bound_names
 
@@ -65,15 +68,18 @@ def _call(func: str, *args: ast.expr) -> ast.Call:
     return ast.Call(func=_name(func), args=list(args), keywords=[])
 
 
-def _const_number(node: ast.expr) -> complex | None:
+def _const_number(node: ast.expr) -> int | float | complex | None:
+    """The value of a number literal (``-3`` included); ``None`` for anything else."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         node = node.operand
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float, complex):
-        return node.value  # type: ignore[no-any-return]
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, int | float | complex) and not isinstance(value, bool):
+            return value
     return None
 
 
-class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
+class PtcTransformer(RestrictingNodeTransformer):
     """RestrictedPython's transformer with ptcbox's rules (see the module docstring).
 
     Args:
@@ -110,12 +116,15 @@ class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
                 f'"{name}" is a reserved name: names that start and end with "_" belong '
                 "to the sandbox",
             )
+        elif self.in_class_body and name in RESTRICTED_ATTRS:
+            # class attributes (and dataclass fields, which feed __match_args__) must not
+            # be named like interpreter internals
+            self.error(node, f'"{name}" is a restricted name and cannot be a class attribute')
 
     def visit_Name(self, node: ast.Name) -> Any:
         if isinstance(node.ctx, ast.Load):
-            if is_dunder(node.id) or is_reserved(node.id):
-                if node.id not in ALLOWED_DUNDER_NAMES:
-                    self.error(node, f'"{node.id}" is a reserved name and cannot be used')
+            if is_reserved(node.id) and node.id not in ALLOWED_DUNDER_NAMES:
+                self.error(node, f'"{node.id}" is a reserved name and cannot be used')
             self.used_names[node.id] = True
         else:
             self.check_name(node, node.id)
@@ -132,11 +141,7 @@ class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
 
     def check_attr(self, node: ast.AST, attr: str, *, store: bool) -> None:
         if attr in RESTRICTED_ATTRS:
-            self.error(
-                node,
-                f'"{attr}" is a restricted attribute (frame, code, traceback and '
-                "event-loop internals are off limits)",
-            )
+            self.error(node, f'"{attr}" is a restricted attribute ({restricted_reason(attr)})')
         elif is_dunder(attr):
             if store or attr not in ALLOWED_DUNDER_READS:
                 hint = "; use type(obj) instead" if attr == "__class__" else ""
@@ -249,7 +254,7 @@ class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
 
     def visit_Call(self, node: ast.Call) -> Any:
         for kw in node.keywords:
-            if kw.arg is not None and (is_dunder(kw.arg) or is_reserved(kw.arg)):
+            if kw.arg is not None and (kw.arg.startswith("__") or is_reserved(kw.arg)):
                 self.error(node, f'keyword argument "{kw.arg}" is not allowed')
         return super().visit_Call(node)
 
@@ -266,7 +271,7 @@ class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
             digits = "".join(c if c.isdigit() else " " for c in text).split()
             if all(len(d) <= _SMALL_WIDTH_DIGITS for d in digits):
                 return node
-        call = _call("_format_", node.value, spec, ast.Constant(node.conversion))  # type: ignore[arg-type]
+        call = _call("_format_", node.value, spec, ast.Constant(node.conversion))
         copy_locations(call, node)
         new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
         copy_locations(new, node)
@@ -411,6 +416,18 @@ class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
     # -- match ------------------------------------------------------------------------
 
     def visit_Match(self, node: ast.Match) -> Any:
+        # Positional class patterns read the attributes named by cls.__match_args__
+        # natively; check those names at run time, before the match statement.
+        classes = [
+            copy.deepcopy(sub.cls)
+            for case in node.cases
+            for sub in ast.walk(case.pattern)
+            if isinstance(sub, ast.MatchClass) and sub.patterns
+        ]
+        check: ast.stmt | None = None
+        if classes:
+            check = ast.Expr(value=_call("_match_args_", *[self.visit(c) for c in classes]))
+            copy_locations(check, node)
         node.subject = self.visit(node.subject)
         before = set(self.numeric.current) - bound_names([node])
         for case in node.cases:
@@ -426,7 +443,7 @@ class PtcTransformer(RestrictingNodeTransformer):  # type: ignore[misc]
                 new_body.extend(new if isinstance(new, list) else [new])
             case.body = new_body or [ast.Pass()]
         self.numeric.current = before
-        return node
+        return node if check is None else [check, node]
 
     def _check_dotted(self, node: ast.expr) -> None:
         """Pattern values/classes stay native dotted names; check each part."""
