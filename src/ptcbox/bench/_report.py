@@ -41,8 +41,8 @@ def _row(run: TrajectoryRun, api: bool) -> list[str]:
     return row
 
 
-_HEADERS = ["scenario", "mode", "turns", "tool calls", "input tok", "output tok", "total tok",
-            "wall s", "correct"]  # fmt: skip
+_HEADERS = ["scenario", "mode", "turns", "tool calls", "input", "output", "total", "wall s",
+            "correct"]  # fmt: skip
 
 
 def print_report(report: TokenReport, console: Console | None = None) -> None:
@@ -55,13 +55,17 @@ def print_report(report: TokenReport, console: Console | None = None) -> None:
     console = console or Console()
     api = any(c.classic.api_input_tokens is not None for c in report.comparisons)
     table = Table(
-        title=f"Token cost per scenario, classic tool calling vs run_code (model: "
-        f"{report.model}; snippets on {report.runtime}; tokens: {report.encoding})",
+        title=f"Tokens per task, classic tool calling vs run_code (model: {report.model}; "
+        f"snippets on {report.runtime}; {report.encoding} tokens)",
         title_justify="left",
     )
     headers = [*_HEADERS, "saving"] + (["API usage in / out"] if api else [])
     for header in headers:
-        table.add_column(header, justify="left" if header in ("scenario", "mode") else "right")
+        table.add_column(
+            header,
+            justify="left" if header in ("scenario", "mode") else "right",
+            no_wrap=header in ("scenario", "tool calls"),
+        )
     for c in report.comparisons:
         table.add_row(c.scenario, *_row(c.classic, api)[:8], "", *_row(c.classic, api)[8:])
         table.add_row(
@@ -184,6 +188,7 @@ def write_chart(report: TokenReport, path: str | Path) -> Path:
                 textcoords="offset points",
             )
         ax.set_yscale("log")
+        ax.set_ylim(bottom=300)
         ax.set_xticks(list(positions))
         ax.set_xticklabels(names, rotation=25, ha="right")
         ax.set_ylabel("total tokens per task (o200k_base, log scale)")
