@@ -62,6 +62,8 @@ CASES: list[Case] = [
 """The snippets, in table order."""
 
 TOOL_CALLS = 100
+ROUNDS = 5
+"""Each case's repetitions are split into this many interleaved rounds."""
 
 
 def ping(i: int) -> int:
@@ -145,7 +147,7 @@ class RuntimeRunner(Runner):
         try:
             runtime = self._factory()
         except (ImportError, RuntimeError, OSError) as exc:
-            self.skipped = f"{type(exc).__name__}: {exc}"
+            self.skipped = f"{type(exc).__name__}: {str(exc).split(' (')[0]}"
             return
         self._loop = asyncio.Runner()
         self._runtime = runtime
@@ -289,33 +291,43 @@ def run_benchmark(
 ) -> list[RunnerResult]:
     """Time every case with every runner; the first runner is the baseline.
 
+    Runners take turns: each case's repetitions are split into :data:`ROUNDS` rounds,
+    and in every round each runner times its share, so a change of machine load (other
+    processes) hits the baseline and the runtimes alike and the ratios stay fair.
+
     Args:
-        runners: Rows; ``runners[0]`` must not be skipped.
+        runners: Rows; ``runners[0]`` is the baseline and must not be skipped.
         scale: Multiplies each case's repetitions and warmups (at least 3 and 1).
-        progress: Called with a short note before each runner.
+        progress: Called with a short note before each case.
 
     Returns:
         One result per runner, in order, with metrics and target verdicts.
     """
-    results: list[RunnerResult] = []
-    for runner in runners:
-        if progress:
-            progress(runner.name)
-        result = RunnerResult(runner.name)
+    results = [RunnerResult(runner.name) for runner in runners]
+    for runner, result in zip(runners, results, strict=True):
         runner.open()
-        try:
-            if runner.skipped:
-                result.skipped = runner.skipped
-            else:
-                for case in CASES:
-                    repeat = max(3, round(case.repeat * scale))
-                    warmup = max(1, round(case.warmup * scale))
-                    result.times[case.name] = runner.time_case(case, warmup, repeat)
-        except Exception as exc:
-            result.error = f"{type(exc).__name__}: {exc}"
-        finally:
+        result.skipped = runner.skipped
+    try:
+        for case in CASES:
+            if progress:
+                progress(case.label)
+            repeat = max(3, round(case.repeat * scale))
+            warmup = max(1, round(case.warmup * scale))
+            rounds = min(ROUNDS, repeat)
+            for index in range(rounds):
+                share = repeat // rounds + (1 if index < repeat % rounds else 0)
+                for runner, result in zip(runners, results, strict=True):
+                    if result.skipped or result.error:
+                        continue
+                    try:
+                        times = runner.time_case(case, warmup if index == 0 else 1, share)
+                    except Exception as exc:
+                        result.error = f"{type(exc).__name__}: {exc}"
+                        continue
+                    result.times.setdefault(case.name, []).extend(times)
+    finally:
+        for runner in runners:
             runner.close()
-        results.append(result)
     baseline = results[0].times
     for runner, result in zip(runners, results, strict=True):
         if result.skipped or result.error:
@@ -421,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             r for r in runners[1:] if any(text.lower() in r.name.lower() for text in args.runner)
         ]
     console = Console(stderr=True)
-    progress = None if args.json else (lambda name: console.print(f"[dim]timing {name} ...[/]"))
+    progress = None if args.json else (lambda what: console.print(f"[dim]timing {what} ...[/]"))
     results = run_benchmark(runners, scale=0.05 if args.quick else args.scale, progress=progress)
     if args.json:
         print(json.dumps(to_json(results), indent=2))
