@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 _MISSING: Final = object()
+_NAMEDTUPLE_API: Final = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _ModuleType = types.ModuleType
 _SPECIAL_NAMES: Final = RESTRICTED_ATTRS | FORMAT_METHODS | SIZE_GUARDED_METHODS | OWNER_ONLY_ATTRS
 
@@ -108,7 +109,11 @@ class AttributeGuards:
             raise refuse_attribute(name, obj)
         if name[:1] == "_":
             if is_private(name):
-                if not private_ok(obj):
+                if name in _NAMEDTUPLE_API and (
+                    isinstance(obj, tuple) or (isinstance(obj, type) and issubclass(obj, tuple))
+                ):
+                    pass  # namedtuple's public API starts with "_" (_asdict, _replace, ...)
+                elif not private_ok(obj):
                     raise PolicyViolation(
                         f"access to private attribute {name!r} of {describe(obj)} is not "
                         "allowed; private attributes are only accessible on the snippet's "

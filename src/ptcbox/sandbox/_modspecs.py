@@ -140,8 +140,11 @@ def _random_module(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs,
     random_cls, system_cls = _random_classes(ctx.limits)
     inst = random_cls()
     attrs = _public(module)
+    host_inst = getattr(module, "_inst", None)
     for name, value in list(attrs.items()):
-        if isinstance(value, types.MethodType) and isinstance(value.__self__, _random.Random):
+        # module-level functions are bound methods (Python or builtin) of the host's
+        # hidden generator: rebind them to this execution's generator
+        if host_inst is not None and getattr(value, "__self__", None) is host_inst:
             attrs[name] = getattr(inst, name)
     attrs.update(Random=random_cls, SystemRandom=system_cls)
     return attrs, {}

@@ -219,7 +219,9 @@ class NumericScopes:
         """Comprehensions: targets of range()/enumerate() generators are numeric inside."""
         outer = self.current
         lazy = isinstance(node, ast.GeneratorExp)
-        self.current = set() if lazy else set(outer) - bound_names(node.generators)
+        # a comprehension is a loop: every name bound anywhere in it (targets, walrus)
+        # may hold a later iteration's value
+        self.current = set() if lazy else set(outer) - bound_names([node])
         for gen in node.generators:
             numeric = self._numeric_target(gen.target, gen.iter)
             gen.iter = tf.visit(gen.iter)

@@ -21,9 +21,10 @@ class ModuleProxy:
     """
 
     __slots__ = ()
-    _ptc_module_name: str = "?"
-    _ptc_excluded: Mapping[str, str] = types.MappingProxyType({})
-    _ptc_real_names: frozenset[str] = frozenset()
+    # set per proxy class by make_proxy (no annotations: they would add a mutable dict)
+    _ptc_module_name = "?"
+    _ptc_excluded = types.MappingProxyType[str, str]({})
+    _ptc_real_names = frozenset[str]()
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise PolicyViolation(
