@@ -8,19 +8,40 @@ A model writes one Python snippet that calls many tools; ptcbox runs it in a san
 from ptcbox._execute import aexecute, execute
 from ptcbox._result import CodeResult, ToolCallRecord
 from ptcbox._toolset import resolve_tools
-from ptcbox.errors import PtcboxError, ToolError
+from ptcbox.errors import (
+    ArithmeticLimitExceeded,
+    LimitExceeded,
+    MemoryLimitExceeded,
+    PolicyViolation,
+    PtcboxError,
+    RuntimeClosedError,
+    SessionEndedError,
+    ToolCallLimitExceeded,
+    ToolError,
+    WireProtocolError,
+    WorkerCrashed,
+)
 from ptcbox.projections import DirectProjection, ToolProjection, validate_namespace
 from ptcbox.runtimes import CodeRuntime, ThreadRuntime
 
 __all__ = [
+    "ArithmeticLimitExceeded",
     "CodeResult",
     "CodeRuntime",
     "DirectProjection",
+    "LimitExceeded",
+    "MemoryLimitExceeded",
+    "PolicyViolation",
     "PtcboxError",
+    "RuntimeClosedError",
+    "SessionEndedError",
     "ThreadRuntime",
+    "ToolCallLimitExceeded",
     "ToolCallRecord",
     "ToolError",
     "ToolProjection",
+    "WireProtocolError",
+    "WorkerCrashed",
     "aexecute",
     "execute",
     "resolve_tools",

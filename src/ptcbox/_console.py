@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ptcbox._result import CodeResult, ToolCallRecord
 
-__all__: list[str] = []
+__all__: list[str] = []  # internal to the CLI; Output is public as ptcbox.demo.Output
 
 _MAX_LISTED_FAILURES = 5
 
@@ -55,6 +55,8 @@ def fmt_seconds(seconds: float) -> str:
 
 class Output:
     """Writes summaries to a stream, styled with rich when the stream is a terminal.
+
+    Used by ``ptcbox run`` and by demo sections (:class:`ptcbox.demo.DemoContext`).
 
     Args:
         stream: Where to write; defaults to ``sys.stdout``.

@@ -10,6 +10,7 @@ Build the database with :func:`create_database`, hand :meth:`ExpenseTools.as_lis
     result = ptcbox.execute(SEQUENTIAL_SNIPPET, tools=ExpenseTools(db).as_list())
 """
 
+from ptcbox._console import Output
 from ptcbox.demo._data import (
     CATEGORIES,
     DEPARTMENTS,
@@ -47,6 +48,7 @@ __all__ = [
     "DemoSection",
     "Expense",
     "ExpenseTools",
+    "Output",
     "TeamMember",
     "check_answer",
     "create_database",
