@@ -218,7 +218,8 @@ def snippet_location(thread_id: int, source: str, *, filename: str = SNIPPET_FIL
 
 def timeout_error_text(timeout: float, location: str = "") -> str:
     """Return the ``CodeResult.error`` of a timed-out execution."""
-    text = f"TimeoutError: the code did not finish within {timeout:g} seconds"
+    unit = "second" if timeout == 1 else "seconds"
+    text = f"TimeoutError: the code did not finish within {timeout:g} {unit}"
     return f"{text} (it was running {location})" if location else text
 
 

@@ -1,0 +1,335 @@
+"""Behaviour specific to ThreadRuntime: stopped threads really end, late output is
+dropped, a thread stuck in a GIL-releasing call is abandoned at the deadline, the host
+loop stays responsive, no thread leaks, sessions survive timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+import warnings
+import weakref
+from typing import Any
+
+import anyio
+import pytest
+
+from ptcbox import DirectProjection, ThreadRuntime
+from ptcbox.errors import SessionEndedError
+from ptcbox.runtimes._thread_worker import SNIPPET, Control, ExecutionInterrupted, submit
+from ptcbox.sandbox import SandboxPolicy
+
+pytestmark = pytest.mark.anyio
+
+TRUSTED = SandboxPolicy.trusted()
+
+
+def snippet_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("ptcbox-snippet")]
+
+
+def busy_snippet_threads() -> list[threading.Thread]:
+    """Snippet threads currently executing snippet code (not idle in the pool)."""
+    frames = sys_frames()
+    busy = []
+    for thread in snippet_threads():
+        frame = frames.get(thread.ident or -1)
+        while frame is not None:
+            if frame.f_code.co_filename == "<snippet>":
+                busy.append(thread)
+                break
+            frame = frame.f_back
+    return busy
+
+
+def sys_frames() -> dict[int, Any]:
+    import sys
+
+    return sys._current_frames()
+
+
+def wait_until(predicate: Any, deadline_s: float = 5.0) -> bool:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return bool(predicate())
+
+
+@pytest.fixture
+async def runtime() -> Any:
+    """A ThreadRuntime with the default policy (this module tests the thread runtime only)."""
+    async with ThreadRuntime() as runtime:
+        yield runtime
+
+
+@pytest.fixture
+async def trusted() -> Any:
+    """A ThreadRuntime with the trusted policy (no guards: the hardest snippets)."""
+    async with ThreadRuntime(TRUSTED) as runtime:
+        yield runtime
+
+
+NASTY_LOOPS = {
+    "plain": "while True:\n    pass",
+    "except_base_exception": (
+        "while True:\n    try:\n        while True:\n            pass\n"
+        "    except BaseException:\n        pass"
+    ),
+    "nested_handlers_with_calls": (
+        "def h():\n    return 1\n"
+        "while True:\n  try:\n    while True:\n      try:\n        while True:\n          h()\n"
+        "      except BaseException:\n        h()\n  except BaseException:\n    h()"
+    ),
+    "finally_loop": "try:\n    while True:\n        pass\nfinally:\n    while True:\n        pass",
+    "bare_except_in_function": (
+        "def f():\n    while True:\n        try:\n            n = 0\n            while True:\n"
+        "                n += 1\n        except:\n            continue\nf()"
+    ),
+    "generator_finally_loop": (
+        "def g():\n    try:\n        yield 1\n    finally:\n        while True:\n"
+        "            try:\n                pass\n            except BaseException:\n"
+        "                pass\nfor x in g():\n    while True:\n        pass"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NASTY_LOOPS))
+@pytest.mark.parametrize("policy", ["default", "trusted"])
+async def test_stopped_thread_really_ends(name: str, policy: str) -> None:
+    """B14 in its hardest forms: loops that catch BaseException or loop in finally."""
+    async with ThreadRuntime(TRUSTED if policy == "trusted" else None) as runtime:
+        result = await runtime.execute(NASTY_LOOPS[name], {}, timeout=0.3)
+        if policy == "default" and result.error_type == "PolicyViolation":
+            pytest.skip(f"the default policy refuses this snippet: {result.error}")
+        assert result.timed_out
+        assert wait_until(lambda: not busy_snippet_threads()), "a stopped thread kept running"
+
+
+async def test_stopped_thread_is_not_reused_and_exits(trusted: Any) -> None:
+    code = "import threading\nprint(threading.get_ident())\nwhile True:\n    pass"
+    result = await trusted.execute(code, {}, timeout=0.2)
+    assert result.timed_out
+    ident = int(result.stdout)
+    assert wait_until(lambda: ident not in {t.ident for t in threading.enumerate()})
+
+
+async def test_no_late_output_from_an_abandoned_thread(trusted: Any) -> None:
+    release = threading.Event()
+
+    def block() -> str:
+        release.wait(10)  # a host call that releases the GIL and cannot be interrupted
+        return "done"
+
+    tools = {"block": DirectProjection("block", block)}
+    started = time.monotonic()
+    result = await trusted.execute("print('early')\nblock()\nprint('late')", tools, timeout=0.3)
+    assert time.monotonic() - started < 0.3 + 0.5
+    assert result.timed_out
+    assert result.stdout == "early\n"
+    assert [(c.name, c.ok) for c in result.tool_calls] == [("block", False)]
+    release.set()
+    assert wait_until(lambda: not busy_snippet_threads())
+    after = await trusted.execute("print('next')", tools)
+    assert after.stdout == "next\n"
+    assert result.stdout == "early\n"
+
+
+async def test_thread_stuck_in_a_gil_releasing_call_is_abandoned_at_the_deadline(
+    trusted: Any, wait_for_threads: Any
+) -> None:
+    await trusted.execute("1", {})
+    baseline = threading.active_count()
+    code = "import hashlib\nfor _ in range(10**6):\n    hashlib.sha256(b'x' * 50_000_000).digest()"
+    started = time.monotonic()
+    result = await trusted.execute(code, {}, timeout=0.5)
+    assert time.monotonic() - started < 0.5 + 0.5
+    assert result.timed_out
+    assert wait_for_threads(baseline, deadline_s=10) <= baseline
+
+
+async def test_host_loop_stays_responsive_during_execution(runtime: Any) -> None:
+    order: list[str] = []
+
+    async def ticker() -> None:
+        for _ in range(10):
+            await anyio.sleep(0.01)
+        order.append("ticker")
+
+    async def snippet() -> None:
+        result = await runtime.execute("while True:\n    pass", {}, timeout=2.0)
+        assert result.timed_out
+        order.append("snippet")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(snippet)
+        group.start_soon(ticker)
+    assert order == ["ticker", "snippet"]
+
+
+async def test_no_thread_leak_after_many_executions(runtime: Any, wait_for_threads: Any) -> None:
+    await runtime.execute("1", {})
+    baseline = threading.active_count()
+    for i in range(100):
+        result = await runtime.execute(f"print({i})", {})
+        assert result.stdout == f"{i}\n"
+    await asyncio.gather(*[runtime.execute("sum(range(1000))", {}) for _ in range(30)])
+    assert wait_for_threads(baseline + 8) <= baseline + 8  # at most 8 idle pool threads
+    assert len(snippet_threads()) <= 8
+
+
+async def test_stop_never_lands_in_the_next_execution(runtime: Any) -> None:
+    for _ in range(10):
+        stopped = await runtime.execute("while True:\n    pass", {}, timeout=0.05)
+        assert stopped.timed_out
+        results = await asyncio.gather(
+            *[runtime.execute("t = 0\nfor i in range(20000):\n    t += i\nt", {}) for _ in range(3)]
+        )
+        assert [r.value for r in results] == [sum(range(20000))] * 3
+
+
+async def test_sleep_in_a_snippet_event_loop_is_woken(trusted: Any) -> None:
+    code = "import asyncio\nasync def main():\n    await asyncio.sleep(30)\nasyncio.run(main())"
+    result = await trusted.execute(code, {}, timeout=0.3)
+    assert result.timed_out
+    assert wait_until(lambda: not busy_snippet_threads(), deadline_s=3)
+
+
+async def test_top_level_await_sleep_is_cancelled_at_the_timeout(runtime: Any) -> None:
+    started = time.monotonic()
+    result = await runtime.execute("import asyncio\nawait asyncio.sleep(30)", {}, timeout=0.3)
+    assert time.monotonic() - started < 0.3 + 0.5
+    assert result.timed_out
+    assert wait_until(lambda: not busy_snippet_threads(), deadline_s=3)
+
+
+async def test_cancelled_caller_stops_the_thread(runtime: Any) -> None:
+    with anyio.move_on_after(0.2):
+        await runtime.execute("while True:\n    pass", {}, timeout=30)
+    assert wait_until(lambda: not busy_snippet_threads())
+
+
+async def test_sync_tools_run_in_the_snippet_thread(runtime: Any) -> None:
+    where: list[str] = []
+
+    def probe() -> None:
+        where.append(threading.current_thread().name)
+
+    result = await runtime.execute("probe()", {"probe": DirectProjection("probe", probe)})
+    assert result.ok
+    assert where[0].startswith("ptcbox-snippet")
+
+
+async def test_warnings_of_a_snippet_go_to_its_stderr(runtime: Any) -> None:
+    def deprecated() -> int:
+        warnings.warn("old tool", UserWarning, stacklevel=1)
+        return 1
+
+    with warnings.catch_warnings(record=True) as host_warnings:
+        warnings.simplefilter("always")
+        result = await runtime.execute(
+            "deprecated()", {"deprecated": DirectProjection("deprecated", deprecated)}
+        )
+    assert result.ok
+    assert "UserWarning: old tool" in result.stderr
+    assert host_warnings == []
+
+
+async def test_session_survives_a_timeout(runtime: Any) -> None:
+    async with runtime.session() as session:
+        await session.execute("x = 41", {})
+        stopped = await session.execute("while True:\n    x = x", {}, timeout=0.2)
+        assert stopped.timed_out
+        result = await session.execute("x + 1", {})
+        assert result.value == 42
+
+
+async def test_session_ends_when_a_stopped_thread_stays_stuck(runtime: Any) -> None:
+    release = threading.Event()
+
+    def block() -> None:
+        release.wait(10)
+
+    tools = {"block": DirectProjection("block", block)}
+    try:
+        async with runtime.session() as session:
+            await session.execute("x = 1", tools)
+            assert (await session.execute("block()", tools, timeout=0.2)).timed_out
+            with pytest.raises(SessionEndedError):
+                await session.execute("x", tools)
+            with pytest.raises(SessionEndedError):
+                await session.execute("x", tools)
+    finally:
+        release.set()
+
+
+async def test_closing_a_session_frees_its_globals(runtime: Any) -> None:
+    class Thing:
+        pass
+
+    refs: list[weakref.ref[Thing]] = []
+
+    def make() -> Thing:
+        thing = Thing()
+        refs.append(weakref.ref(thing))
+        return thing
+
+    session = runtime.session()
+    await session.execute("keep = make()", {"make": DirectProjection("make", make)})
+    gc.collect()
+    assert refs[0]() is not None
+    await session.aclose()
+    gc.collect()
+    assert refs[0]() is None
+
+
+async def test_session_names_kept_from_earlier_executions_report_to_the_current_one(
+    runtime: Any,
+) -> None:
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    tools = {"add": DirectProjection("add", add)}
+    async with runtime.session() as session:
+        await session.execute("p = print\nt = add", tools)
+        result = await session.execute("p('via p')\nt(a=1, b=2)", tools)
+        assert result.stdout == "via p\n"
+        assert [c.arguments for c in result.tool_calls] == [{"a": 1, "b": 2}]
+
+
+def test_control_never_injects_outside_snippet_state() -> None:
+    """The stop lands only while snippet code runs: a host call in progress completes,
+    the stop is raised right after it, and a finished execution cannot be stopped."""
+    control = Control()
+    finished = threading.Event()
+    outcome: list[str] = []
+
+    def job() -> bool:  # the structure of the runtime's job: retry until finish()
+        started = False
+        while True:
+            try:
+                if not started:
+                    started = True
+                    try:
+                        control.enter()
+                        control.enter_host()
+                        time.sleep(0.2)  # "host code": must not be interrupted
+                        outcome.append("host call completed")
+                        control.leave_host()
+                    except ExecutionInterrupted:
+                        outcome.append("stopped after the host call")
+                stopped = control.finish()
+                break
+            except ExecutionInterrupted:
+                continue
+        finished.set()
+        return not stopped
+
+    submit(job)
+    assert wait_until(lambda: control.state != SNIPPET and control.thread_id != 0)
+    assert control.request_stop("test")
+    assert finished.wait(5)
+    assert outcome == ["host call completed", "stopped after the host call"]
+    assert not control.request_stop("again")
