@@ -160,6 +160,8 @@ def test_runtime_by_name_and_by_instance() -> None:
         ({"runtime": "docker"}, ValueError, "unknown runtime 'docker'"),
         ({"runtime": 42}, TypeError, "runtime= must be None, a name"),
         ({"runtime": ThreadRuntime(), "policy": object()}, ValueError, "cannot be combined"),
+        ({"timeout": 0}, ValueError, "timeout"),
+        ({"timeout": -1.5, "runtime": "thread"}, ValueError, "timeout"),
     ],
 )
 def test_bad_runtime_arguments(
