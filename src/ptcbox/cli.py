@@ -66,6 +66,14 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         "latency of trivial, tool-calling and CPU-bound snippets per runtime vs plain exec",
         benchmark_file("latency"),
     ),
+    "tokens": (
+        "token cost of classic tool calling vs run_code over the scenario suite",
+        lambda: importlib.import_module("ptcbox.bench").main,  # ships in the package
+    ),
+    "peers": (
+        "speed of ptcbox's runtimes vs smolagents, pydantic-monty and toolregistry PTC",
+        benchmark_file("peers"),
+    ),
 }
 """``ptcbox bench`` subcommands: name -> (help text, loader of the entry point)."""
 

@@ -195,3 +195,14 @@ async def test_every_scenario_answers_correctly_both_ways_in_the_sandbox(
     for run in (comparison.classic, comparison.ptc):
         assert run.correct, (run.mode, run.error, run.answer)
     assert comparison.ptc.total_tokens < comparison.classic.total_tokens
+
+
+def test_ptcbox_bench_tokens_and_peers_are_cli_subcommands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ptcbox import cli
+
+    argv = ["bench", "tokens", "--scenario", "doc_search", "--runtime", "thread"]
+    assert cli.main([*argv, "--no-chart", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["all_correct"]
+    assert "peers" in cli.BENCHMARKS
