@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from ptcbox import DirectProjection, ThreadRuntime
-from ptcbox.errors import SessionEndedError
+from ptcbox.errors import RuntimeClosedError, SessionEndedError
 from ptcbox.runtimes._thread_worker import SNIPPET, Control, ExecutionInterrupted, submit
 from ptcbox.sandbox import SandboxPolicy
 
@@ -159,7 +159,7 @@ async def test_host_loop_stays_responsive_during_execution(runtime: Any) -> None
         order.append("ticker")
 
     async def snippet() -> None:
-        result = await runtime.execute("while True:\n    pass", {}, timeout=2.0)
+        result = await runtime.execute("while True:\n    pass", {}, timeout=1.0)
         assert result.timed_out
         order.append("snippet")
 
@@ -333,3 +333,42 @@ def test_control_never_injects_outside_snippet_state() -> None:
     assert finished.wait(5)
     assert outcome == ["host call completed", "stopped after the host call"]
     assert not control.request_stop("again")
+
+
+async def test_closing_a_session_stops_its_running_execution(runtime: Any) -> None:
+    session = runtime.session()
+    await session.execute("x = 1", {})
+    errors: list[BaseException] = []
+
+    async def run() -> None:
+        try:
+            await session.execute("while True:\n    x += 1", {}, timeout=30)
+        except RuntimeClosedError as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await anyio.sleep(0.2)
+        await session.aclose()
+    assert len(errors) == 1 and "session" in str(errors[0])
+    assert wait_until(lambda: not busy_snippet_threads())
+
+
+async def test_pending_async_tool_calls_are_cancelled_at_the_timeout(runtime: Any) -> None:
+    cancelled = asyncio.Event()
+
+    async def slow() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    tools = {"slow": DirectProjection("slow", slow)}
+    for code in ("slow()", "import asyncio\nawait asyncio.gather(slow(), slow())"):
+        cancelled.clear()
+        result = await runtime.execute(code, tools, timeout=0.3)
+        assert result.timed_out
+        with anyio.fail_after(5):
+            await cancelled.wait()
+        assert all(not call.ok for call in result.tool_calls)

@@ -224,7 +224,7 @@ class ThreadRuntime:
         route.run = run
         future: asyncio.Future[Any] = loop.create_future()
 
-        def deliver(outcome: Outcome) -> None:
+        def deliver(outcome: Outcome | None) -> None:
             with contextlib.suppress(RuntimeError):  # the caller's loop may be gone
                 loop.call_soon_threadsafe(_resolve, future, outcome)
 
@@ -257,9 +257,10 @@ class ThreadRuntime:
             raise
         finally:
             self._active.pop(run, None)
-        if outcome is _CLOSED:
+        if outcome is _CLOSED or outcome is None:  # stopped by aclose() of runtime or session
             _close_run(run, relay)
-            raise RuntimeClosedError("ThreadRuntime")
+            closed_session = session is not None and session.closed
+            raise RuntimeClosedError("session" if closed_session else "ThreadRuntime")
         if outcome.host_error is not None:
             _close_run(run, relay)
             raise outcome.host_error

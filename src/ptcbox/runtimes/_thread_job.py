@@ -61,7 +61,7 @@ class Job:
         tools: dict[str, Callable[..., Any]],
         extra_globals: Mapping[str, Any] | None,
         session: ThreadSession | None,
-        deliver: Callable[[Outcome], None],
+        deliver: Callable[[Outcome | None], None],
     ) -> None:
         self.code = code
         self.policy = policy
@@ -94,8 +94,8 @@ class Job:
                 break
             except ExecutionInterrupted:
                 continue
-        if not stopped and outcome is not None:
-            self.deliver(outcome)
+        # A stopped execution delivers None: whoever still waits learns it was stopped.
+        self.deliver(None if stopped else outcome)
         return not stopped
 
     def _execute(self, scratch: dict[str, Any]) -> Outcome:

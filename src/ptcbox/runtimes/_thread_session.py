@@ -115,15 +115,23 @@ class ThreadSession:
             raise SessionEndedError(self._ended)
 
     async def aclose(self) -> None:
-        """Free the session's globals. Idempotent."""
+        """Stop a running execution (it raises ``RuntimeClosedError``), then free the
+        session's globals. Idempotent."""
         if self._closed:
             return
         self._closed = True
         self._runtime._sessions.discard(self)
-        namespace, self._namespace = self._namespace, {}
-        self._injected = {}
-        if namespace:
-            await _clear_in_worker(namespace)
+        last = self._last
+        with anyio.CancelScope(shield=True):
+            if last is not None and not last.control.finished and self._ended is None:
+                last.control.request_stop("closed")
+                with anyio.move_on_after(_SESSION_GRACE_S):
+                    while not last.control.finished:
+                        await anyio.sleep(0.005)
+            namespace, self._namespace = self._namespace, {}
+            self._injected = {}
+            if namespace:
+                await _clear_in_worker(namespace)
 
 
 async def _clear_in_worker(namespace: dict[str, Any]) -> None:
@@ -149,6 +157,6 @@ async def _clear_in_worker(namespace: dict[str, Any]) -> None:
         return not stopped
 
     submit(job)
-    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+    with anyio.move_on_after(1.0):
         await done.wait()
     control.request_stop("closed")
