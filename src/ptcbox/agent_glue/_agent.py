@@ -40,7 +40,7 @@ from ptcbox.agent_glue._registry import ToolRegistry, as_registry
 from ptcbox.agent_glue._schemas import ToolDefinition
 from ptcbox.agent_glue._step import StepResult, step
 from ptcbox.agent_glue._tool import Tool
-from ptcbox.agent_glue._tool_result import INTERRUPTED, ToolResult
+from ptcbox.agent_glue._tool_result import ToolResult, interrupted_result
 
 __all__ = ["Agent"]
 
@@ -210,7 +210,9 @@ class Agent:
     async def stream(self, prompt: str | None = None) -> AsyncIterator[AgentEvent]:
         """Run like :meth:`run` and yield every event; the last one is :class:`AgentEnd`.
 
-        Leaving the iteration early interrupts the run and waits for it to end.
+        Closing the iterator early interrupts the run and waits for it to end; to leave
+        a loop with ``break``, iterate under ``contextlib.aclosing(agent.stream(...))``
+        so the close happens right away.
 
         Args:
             prompt: As for :meth:`run`.
@@ -287,7 +289,7 @@ class _Turn:
         try:
             result = await self._run(tool_call)
         except asyncio.CancelledError:
-            result = ToolResult.failure(INTERRUPTED).with_call(tool_call.id, tool_call.name)
+            result = interrupted_result(tool_call.id, tool_call.name)
             raise
         finally:
             if result is not None:
@@ -324,8 +326,7 @@ class _Turn:
         else:
             message, usage = Message.assistant("".join(self.text), tuple(self.started)), None
         results = [
-            self.results.get(id(call))
-            or ToolResult.failure(INTERRUPTED).with_call(call.id, call.name)
+            self.results.get(id(call)) or interrupted_result(call.id, call.name)
             for call in message.tool_calls
         ]
         for call, result in zip(message.tool_calls, results, strict=True):

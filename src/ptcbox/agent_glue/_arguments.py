@@ -38,8 +38,8 @@ def parse_arguments(
         return dict(arguments)
     if not isinstance(arguments, str):
         raise ArgumentsError(
-            f"the arguments of tool {tool_name!r} must be a JSON object; expected "
-            f"{expected}, given {type(arguments).__name__} {preview(arguments)}"
+            f"the arguments of tool {tool_name!r} are invalid: they must be a JSON object "
+            f"for {expected}, given {type(arguments).__name__} {preview(arguments)}"
         )
     if not arguments.strip():
         return {}
@@ -49,15 +49,17 @@ def parse_arguments(
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
         where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
         raise ArgumentsError(
-            f"the arguments of tool {tool_name!r} are not valid JSON ({reason}{where}); "
+            f"the arguments of tool {tool_name!r} are invalid: not valid JSON "
+            f"({reason}{where}); "
             f"send one complete JSON object for {expected}. "
             f"Given: {preview(arguments, raw_text=True)}"
         ) from None
     if not isinstance(data, dict):
         kind = _json_kind(data)
         raise ArgumentsError(
-            f"the arguments of tool {tool_name!r} must be a JSON object with named "
-            f"parameters for {expected}, but {kind} was given: {preview(arguments, raw_text=True)}"
+            f"the arguments of tool {tool_name!r} are invalid: they must be a JSON object "
+            f"with named parameters for {expected}, but {kind} was given: "
+            f"{preview(arguments, raw_text=True)}"
         )
     return data
 

@@ -77,24 +77,33 @@ class ToolContext:
         """Report progress of this call (``ToolExecutionUpdate`` events in an agent).
 
         Thread-safe: callable from the event loop and from worker threads (sync tools
-        run in one). Reports are delivered on the event loop in the order they were
-        made; reports made after the call returned are dropped. Never blocks, never
-        raises.
+        run in one). Reports are delivered on the event loop, each thread's in the order
+        it made them (a report made on the loop is delivered at once, one made in a
+        worker thread through ``call_soon_threadsafe``); reports made after the call
+        returned are dropped. Never blocks, never raises.
 
         Args:
             partial: Any value describing the progress so far (text, a dict, ...).
         """
         with self._lock:
-            if self._closed or self._sink is None:
+            if self._closed:
                 return
-            loop = self._loop
-            if loop is None:
-                self._deliver(partial)
-                return
-            try:
-                loop.call_soon_threadsafe(self._deliver, partial)
-            except RuntimeError:  # the loop is closed: nobody is listening any more
-                return
+        parent = self.parent
+        if self._sink is _FORWARD and parent is not None:
+            parent.report(
+                {"tool": self.tool_name, "tool_call_id": self.tool_call_id, "partial": partial}
+            )
+            return
+        if self._sink is None:
+            return
+        loop = self._loop
+        if loop is None or _running_loop() is loop:
+            self._deliver(partial)
+            return
+        try:
+            loop.call_soon_threadsafe(self._deliver, partial)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            return
 
     def close(self) -> None:
         """Mark the call as returned: pending and later reports are dropped."""
@@ -104,8 +113,9 @@ class ToolContext:
     def child(self, tool_name: str) -> ToolContext:
         """Return the context of a tool call made inside this call (``run_code``).
 
-        The child's reports reach this context's sink as
-        ``{"tool": name, "tool_call_id": id, "partial": value}``.
+        The child's reports reach this context as
+        ``{"tool": name, "tool_call_id": id, "partial": value}`` (forwarded at once, so
+        they keep their order with this context's own reports).
 
         Args:
             tool_name: The tool the snippet called.
@@ -115,7 +125,7 @@ class ToolContext:
             tool_name,
             parent=self,
             deps=self.deps,
-            sink=_forward_to_parent,
+            sink=_FORWARD,
             loop=self._loop,
         )
 
@@ -128,9 +138,15 @@ class ToolContext:
         return f"ToolContext(tool_call_id={self.tool_call_id!r}, tool_name={self.tool_name!r})"
 
 
-def _forward_to_parent(context: ToolContext, partial: Any) -> None:
-    parent = context.parent
-    if parent is not None:
-        parent.report(
-            {"tool": context.tool_name, "tool_call_id": context.tool_call_id, "partial": partial}
-        )
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _forward(context: ToolContext, partial: Any) -> None:  # pragma: no cover - marker only
+    raise AssertionError("forwarding contexts report to their parent directly")
+
+
+_FORWARD: ProgressSink = _forward

@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 StopReason = Literal["completed", "max_steps", "terminated", "interrupted", "length"]
+"""Why a run ended (see :class:`AgentRunResult`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +171,9 @@ AgentEvent: TypeAlias = (
     | TurnEnd
     | AgentEnd
 )
+"""Any event an :class:`Agent` emits, in order: ``AgentStart``; per turn ``TurnStart``,
+``MessageDelta``s, ``ToolExecutionStart`` / ``Update`` / ``End`` per call, ``TurnEnd``;
+finally ``AgentEnd``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,7 +88,10 @@ class ScriptedOpenAIServer:
         self._server = ThreadingHTTPServer((self._host, self._port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="ptcbox-scripted-openai", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="ptcbox-scripted-openai",
+            daemon=True,
         )
         self._thread.start()
         return self

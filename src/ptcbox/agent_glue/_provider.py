@@ -68,6 +68,7 @@ class ToolCallPart:
 
 
 StreamedPart = TextPart | ToolCallPart
+"""One streamed piece of an assistant message."""
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from ptcbox.agent_glue._scheduling import CallScheduler
 from ptcbox.agent_glue._schemas import SchemaFormat, ToolDefinition
 from ptcbox.agent_glue._tool import Tool
 from ptcbox.agent_glue._tool_result import ToolResult
-from ptcbox.projections._validated import ValidatedProjection
+from ptcbox.projections import ToolProjection
 
 __all__ = ["ToolRegistry", "Toolset"]
 
@@ -123,7 +123,7 @@ class ToolRegistry:
         """
         return [definition.to_format(format) for definition in self.definitions()]
 
-    def projections(self, parent: ToolContext | None = None) -> dict[str, ValidatedProjection]:
+    def projections(self, parent: ToolContext | None = None) -> dict[str, ToolProjection]:
         """Return the namespace ``run_code`` exposes: every tool, validated.
 
         ``code_only`` tools are included; tools that cannot be called from code (a
@@ -134,7 +134,8 @@ class ToolRegistry:
                 a context are forwarded to it).
 
         Returns:
-            Tool name to :class:`~ptcbox.projections._validated.ValidatedProjection`.
+            Tool name to projection (a ``ValidatedProjection``: checks arguments with
+            the tool's pydantic model, then calls it).
         """
         return {
             name: registered.projection(parent)

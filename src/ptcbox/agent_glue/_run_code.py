@@ -20,7 +20,8 @@ from ptcbox.agent_glue._tool_result import ToolResult
 from ptcbox.projections import ToolProjection, validate_namespace
 from ptcbox.projections._stubs import count_tokens, render_stubs
 from ptcbox.projections._validated import preview
-from ptcbox.runtimes import CodeRuntime
+from ptcbox.runtimes import CodeRuntime, ThreadRuntime
+from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["RunCodeTool"]
 
@@ -69,7 +70,7 @@ class RunCodeTool(Tool):
         self,
         tools: ToolsArgument = (),
         runtime: CodeRuntime | None = None,
-        policy: Any = None,
+        policy: SandboxPolicy | None = None,
         *,
         max_timeout: float = 30.0,
         name: str = "run_code",
@@ -141,8 +142,6 @@ class RunCodeTool(Tool):
     def runtime(self) -> CodeRuntime:
         """The runtime (the default ``ThreadRuntime`` is created on first access)."""
         if self._runtime is None:
-            from ptcbox.runtimes import ThreadRuntime  # type: ignore[attr-defined]  # noqa: PLC0415
-
             self._runtime = ThreadRuntime(self._policy)
         return self._runtime
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 __all__ = ["SchemaFormat", "ToolDefinition", "clean_schema"]
 
 SchemaFormat = Literal["openai", "responses", "anthropic"]
+"""A model API's tool shape: ``"openai"`` (Chat Completions), ``"responses"``, ``"anthropic"``."""
 
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_KEYS = ("items", "additionalProperties", "not", "contains")

@@ -23,7 +23,7 @@ from ptcbox.agent_glue._messages import Message, ToolCall, Usage
 from ptcbox.agent_glue._provider import ChatProvider, StreamedPart, TextPart, ToolCallPart
 from ptcbox.agent_glue._registry import Toolset
 from ptcbox.agent_glue._scheduling import CallScheduler
-from ptcbox.agent_glue._tool_result import INTERRUPTED, ToolResult
+from ptcbox.agent_glue._tool_result import ToolResult, interrupted_result
 
 __all__ = ["TRUNCATED", "StepResult", "step"]
 
@@ -88,7 +88,7 @@ class StepResult:
 
 def _outcome(call: ToolCall, future: asyncio.Future[ToolResult]) -> ToolResult:
     if future.cancelled():
-        return ToolResult.failure(INTERRUPTED).with_call(call.id, call.name)
+        return interrupted_result(call.id, call.name)
     error = future.exception()
     if error is not None:
         return ToolResult.failure(
@@ -135,11 +135,13 @@ async def step(
     builder = _TurnBuilder()
 
     def start(call: ToolCall) -> None:
-        task = scheduler.start(
-            lambda: toolset.execute(call), parallel_safe=toolset.is_parallel_safe(call.name)
-        )
-        if on_tool_result is not None:
-            task.add_done_callback(_notify(on_tool_result))
+        async def run() -> ToolResult:
+            result = await toolset.execute(call)
+            if on_tool_result is not None:
+                on_tool_result(result)  # before the result is visible to tool_results()
+            return result
+
+        task = scheduler.start(run, parallel_safe=toolset.is_parallel_safe(call.name))
         builder.futures.append(task)
 
     try:
@@ -187,14 +189,6 @@ def _resolved(result: ToolResult) -> asyncio.Future[ToolResult]:
     future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
     future.set_result(result)
     return future
-
-
-def _notify(callback: ToolResultCallback) -> Callable[[asyncio.Task[ToolResult]], None]:
-    def done(task: asyncio.Task[ToolResult]) -> None:
-        if not task.cancelled() and task.exception() is None:
-            callback(task.result())
-
-    return done
 
 
 class _PendingCall:

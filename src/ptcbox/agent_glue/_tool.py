@@ -26,6 +26,7 @@ from ptcbox.agent_glue._introspect import check_name, describe, inspect_function
 from ptcbox.agent_glue._schemas import ToolDefinition, clean_schema
 from ptcbox.agent_glue._tool_result import ToolResult
 from ptcbox.errors import ToolError
+from ptcbox.projections import ToolProjection
 from ptcbox.projections._stubs import format_signature
 from ptcbox.projections._validated import (
     ValidatedProjection,
@@ -119,7 +120,7 @@ class Tool:
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, fn={self.fn!r})"
 
-    def projection(self, parent: ToolContext | None = None) -> ValidatedProjection:
+    def projection(self, parent: ToolContext | None = None) -> ToolProjection:
         """Return the projection that exposes this tool inside ``run_code``.
 
         Args:
@@ -127,7 +128,8 @@ class Tool:
                 takes one) is a child of it, so its progress reports reach the agent.
 
         Returns:
-            A :class:`~ptcbox.projections._validated.ValidatedProjection`.
+            A ``ValidatedProjection`` (checks arguments with :attr:`model`, injects
+            the context, unwraps a returned :class:`ToolResult`).
         """
 
         def make_context() -> ToolContext:

@@ -11,7 +11,7 @@ from ptcbox._jsonable import scrub_text, to_jsonable
 from ptcbox._result import CodeResult
 from ptcbox.agent_glue._messages import Message
 
-__all__ = ["INTERRUPTED", "ToolResult"]
+__all__ = ["INTERRUPTED", "ToolResult", "interrupted_result"]
 
 INTERRUPTED = "Tool call interrupted by user"
 """The error text of a tool call that an interrupt (or a lost result) left unfinished."""
@@ -101,3 +101,10 @@ class ToolResult:
         return Message.tool(
             self.tool_call_id, self.content, name=self.name or None, is_error=not self.ok
         )
+
+
+def interrupted_result(tool_call_id: str, name: str) -> ToolResult:
+    """The result of a call an interrupt left unfinished: exactly ``INTERRUPTED``."""
+    return ToolResult(
+        ok=False, error=INTERRUPTED, text=INTERRUPTED, tool_call_id=tool_call_id, name=name
+    )

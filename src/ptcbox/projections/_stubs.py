@@ -28,6 +28,7 @@ import functools
 import inspect
 import types
 import typing
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,9 +45,11 @@ _MAX_CLASS_DEPTH = 4
 
 @functools.cache
 def _encoding() -> Any:
-    import bpe_openai  # noqa: PLC0415 - loads a vocabulary; only when tokens are counted
+    with warnings.catch_warnings():  # bpe-openai reads its data with a deprecated API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai  # noqa: PLC0415 - loads vocabularies; only when tokens are counted
 
-    return bpe_openai.get_encoding("o200k_base")
+        return bpe_openai.get_encoding("o200k_base")
 
 
 def count_tokens(text: str) -> int:

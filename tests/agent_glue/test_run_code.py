@@ -1,0 +1,225 @@
+"""RunCodeTool: the run_code tool a model calls, on a real ThreadRuntime (case B26)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+
+from ptcbox import CodeResult
+from ptcbox.agent_glue import (
+    RunCodeTool,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    count_tokens,
+    render_stubs,
+    tool,
+)
+from ptcbox.projections import DirectProjection
+from ptcbox.runtimes import ThreadRuntime
+from ptcbox.sandbox import SandboxPolicy
+
+pytestmark = pytest.mark.anyio
+
+
+class CountingRuntime:
+    """A real ThreadRuntime that counts the executions it is asked for."""
+
+    def __init__(self) -> None:
+        self.inner = ThreadRuntime()
+        self.calls: list[dict[str, Any]] = []
+
+    async def execute(self, code: str, namespace: Mapping[str, Any], **options: Any) -> CodeResult:
+        self.calls.append({"code": code, **options})
+        return await self.inner.execute(code, namespace, **options)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@tool(is_parallel_safe=True)
+def get_price(item: str, quantity: int = 1) -> float:
+    """Return the price of some items, in dollars.
+
+    Args:
+        item: The item's name.
+        quantity: How many.
+    """
+    return {"apple": 0.5, "pear": 0.75}[item] * quantity
+
+
+@tool(code_only=True)
+def list_items() -> list[str]:
+    """List the items for sale."""
+    return ["apple", "pear"]
+
+
+@pytest.fixture
+async def counting() -> AsyncIterator[CountingRuntime]:
+    runtime = CountingRuntime()
+    try:
+        yield runtime
+    finally:
+        await runtime.aclose()
+
+
+MALFORMED = [
+    pytest.param('{"code": "print(1', "not valid JSON", '{"code": "print(1', id="truncated-json"),
+    pytest.param('["print(1)"]', "must be a JSON object", '["print(1)"]', id="array"),
+    pytest.param("", "missing required argument 'code'", "(empty)", id="empty-text"),
+    pytest.param("null", "must be a JSON object", "null", id="null"),
+    pytest.param('{"code": ""}', "'code' is empty", '""', id="empty-code"),
+    pytest.param('{"code": "  \\n "}', "'code' is empty", '"  \\n "', id="blank-code"),
+    pytest.param('{"code": 123}', "code: Input should be a valid string", "123", id="wrong-type"),
+    pytest.param(
+        '{"code": "1", "timeout": "soon"}', "timeout: Input should be", "soon", id="bad-timeout"
+    ),
+    pytest.param(
+        '{"code": "1", "timeout": -1}', "'timeout' must be a positive", "-1", id="neg-timeout"
+    ),
+    pytest.param('{"code": "1", "lang": "py"}', "unexpected argument 'lang'", "lang", id="extra"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "problem", "shown"), MALFORMED)
+async def test_B26_malformed_arguments_never_reach_the_runtime(
+    counting: CountingRuntime, arguments: str, problem: str, shown: str
+) -> None:
+    """B26: invalid JSON, non-objects, null, empty or mistyped code: a clear error result."""
+    run_code = RunCodeTool([get_price], runtime=counting)
+    result = await run_code.execute(arguments, tool_call_id="call_1")
+    assert counting.calls == []
+    assert result.is_error and result.tool_call_id == "call_1" and result.name == "run_code"
+    assert problem in (result.error or "")
+    assert "invalid" in result.content or "not valid JSON" in result.content
+    assert shown in result.content  # a short preview of what was sent
+    assert result.to_message().is_error
+
+
+async def test_B26_huge_malformed_arguments_get_a_short_preview(counting: CountingRuntime) -> None:
+    run_code = RunCodeTool([get_price], runtime=counting)
+    result = await run_code.execute('{"code": "' + "x" * 100_000)
+    assert counting.calls == [] and result.is_error
+    assert len(result.content) < 1000
+
+
+async def test_valid_code_runs_and_renders_the_code_result(counting: CountingRuntime) -> None:
+    run_code = RunCodeTool(ToolRegistry([get_price, list_items]), runtime=counting)
+    code = (
+        "total = sum(get_price(item=i, quantity=2) for i in list_items())\n"
+        "print(f'total: {total}')\n"
+        "total"
+    )
+    result = await run_code.execute(json.dumps({"code": code}), tool_call_id="c1")
+    assert result.ok and not result.is_error
+    assert isinstance(result.output, CodeResult) and result.output.value == 2.5
+    assert result.content == result.output.render() == "total: 2.5\n[value] 2.5"
+    assert [c.name for c in result.output.tool_calls] == ["list_items", "get_price", "get_price"]
+    assert counting.calls[0]["timeout"] == 30.0
+
+
+async def test_failing_code_is_an_error_result_with_the_traceback(
+    counting: CountingRuntime,
+) -> None:
+    run_code = RunCodeTool([get_price], runtime=counting)
+    result = await run_code.execute(json.dumps({"code": "get_price(item='kiwi')"}))
+    assert result.is_error and isinstance(result.output, CodeResult)
+    assert result.output.return_code == 1
+    assert "KeyError" in result.content and result.content == result.output.render()
+    wrong = await run_code.execute(json.dumps({"code": "get_price(item=3)"}))
+    assert wrong.is_error
+    assert "get_price(item: str, quantity: int = 1) got invalid arguments" in wrong.content
+
+
+async def test_the_model_cannot_raise_the_timeout_above_the_cap(counting: CountingRuntime) -> None:
+    run_code = RunCodeTool([get_price], runtime=counting, max_timeout=1.0)
+    started = time.monotonic()
+    result = await run_code.execute(json.dumps({"code": "while True:\n    pass", "timeout": 1000}))
+    assert time.monotonic() - started < 1.0 + 5.0
+    assert counting.calls[0]["timeout"] == 1.0
+    assert result.is_error and result.output.timed_out
+    shorter = await run_code.execute(json.dumps({"code": "1", "timeout": 0.5}))
+    assert shorter.ok and counting.calls[1]["timeout"] == 0.5
+    assert run_code.parameters["properties"]["timeout"]["description"].endswith(
+        "at most 1 (the default)."
+    )
+
+
+async def test_description_lists_tools_as_stubs_code_only_included() -> None:
+    registry = ToolRegistry([get_price, list_items])
+    run_code = RunCodeTool(registry)
+    registry.register(run_code)
+    description = run_code.description
+    assert render_stubs(registry.projections()) in description
+    assert "def list_items() -> list[str]:" in description
+    assert "def run_code" not in description
+    assert run_code.parameters["required"] == ["code"]
+    assert run_code.description_tokens == count_tokens(description)
+    # direct tools offered to the model: code_only tools are not among them
+    assert [s["function"]["name"] for s in registry.schemas()] == ["get_price", "run_code"]
+
+    @tool
+    def late(x: int) -> int:
+        """Registered after run_code was built."""
+        return x
+
+    registry.register(late)
+    assert "def late(x: int) -> int:" in run_code.description  # stubs follow the registry
+
+
+async def test_progress_is_streamed_as_updates(counting: CountingRuntime) -> None:
+    @tool
+    def step_tool(n: int, context: ToolContext) -> int:
+        context.report(f"half of {n}")
+        return n
+
+    updates: list[Any] = []
+    run_code = RunCodeTool([step_tool], runtime=counting)
+    code = "print('one')\nstep_tool(n=1)\nprint('two')"
+    result = await run_code.execute(
+        json.dumps({"code": code}), tool_call_id="rc", sink=lambda ctx, p: updates.append(p)
+    )
+    assert result.ok
+    stdout = "".join(u["text"] for u in updates if u.get("stream") == "stdout")
+    assert stdout == "one\ntwo\n"
+    inner = [u for u in updates if u.get("tool") == "step_tool"]
+    assert inner == [{"tool": "step_tool", "tool_call_id": "rc.1", "partial": "half of 1"}]
+    calls = [u["tool_call"] for u in updates if "tool_call" in u]
+    assert [(c["name"], c["arguments"], c["ok"]) for c in calls] == [("step_tool", {"n": 1}, True)]
+
+
+async def test_namespaces_and_plain_functions_are_accepted() -> None:
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    async with RunCodeTool({"add": DirectProjection("add", add)}) as direct:
+        result = await direct.execute('{"code": "add(1, 2)"}')
+        assert result.ok and result.output.value == 3
+    async with RunCodeTool([add]) as listed:
+        result = await listed.execute('{"code": "add(a=1, b=\\"2\\")"}')
+        assert result.ok and result.output.value == 3  # validated: "2" -> 2
+    async with RunCodeTool({"add": Tool(add)}, policy=SandboxPolicy(timeout=5)) as mapped:
+        assert mapped.runtime.policy.timeout == 5  # type: ignore[attr-defined]
+        assert (await mapped.execute('{"code": "add(2, 2)"}')).output.value == 4
+
+
+async def test_construction_errors_and_runtime_ownership(counting: CountingRuntime) -> None:
+    with pytest.raises(ValueError, match="pass the policy to the runtime"):
+        RunCodeTool([], runtime=counting, policy=SandboxPolicy())
+    with pytest.raises(ValueError, match="max_timeout"):
+        RunCodeTool([], max_timeout=0)
+    with pytest.raises(ValueError, match="does not match"):
+        RunCodeTool({"other": DirectProjection("add", lambda a: a)})
+    given = RunCodeTool([], runtime=counting)
+    await given.aclose()
+    assert (await counting.execute("1", {})).ok  # a runtime we were given stays open
+    owned = RunCodeTool([])
+    runtime = owned.runtime
+    await owned.aclose()
+    assert owned.runtime is not runtime  # a fresh default runtime after close
+    await owned.aclose()
