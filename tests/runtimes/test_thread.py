@@ -372,3 +372,9 @@ async def test_pending_async_tool_calls_are_cancelled_at_the_timeout(runtime: An
         with anyio.fail_after(5):
             await cancelled.wait()
         assert all(not call.ok for call in result.tool_calls)
+
+
+async def test_reserved_extra_global_names_raise_before_running(runtime: Any) -> None:
+    with pytest.raises(ValueError, match="reserved"):
+        await runtime.execute("print(1)", {}, extra_globals={"_print_": print})
+    assert (await runtime.execute("print(1)", {})).stdout == "1\n"
