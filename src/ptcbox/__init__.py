@@ -22,7 +22,7 @@ from ptcbox.errors import (
     WorkerCrashed,
 )
 from ptcbox.projections import DirectProjection, ToolProjection, validate_namespace
-from ptcbox.runtimes import CodeRuntime, ThreadRuntime
+from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
 
 __all__ = [
     "ArithmeticLimitExceeded",
@@ -35,6 +35,7 @@ __all__ = [
     "PtcboxError",
     "RuntimeClosedError",
     "SessionEndedError",
+    "SubprocessRuntime",
     "ThreadRuntime",
     "ToolCallLimitExceeded",
     "ToolCallRecord",

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from ptcbox.runtimes import ThreadRuntime
+from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
 
 RuntimeFactory = Callable[[SandboxPolicy | None], Any]
 
 RUNTIMES: dict[str, RuntimeFactory] = {
     "thread": ThreadRuntime,
+    "subprocess": SubprocessRuntime,
 }
 
 

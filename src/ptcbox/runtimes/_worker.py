@@ -1,0 +1,309 @@
+"""The SubprocessRuntime worker: set up a freshly forked process, then run snippets.
+
+A worker is forked by the template process (:mod:`ptcbox.runtimes._worker_template`)
+and runs :func:`worker_main`, which never returns. Set-up, in order: its own session and
+process group (``setsid``), ``PR_SET_PDEATHSIG`` (it dies with the template, which dies
+with the host), ``/dev/null`` on fds 0-2 and every other inherited descriptor closed, a
+private working directory, an environment built from an allowlist, an optional empty
+network namespace, the output flusher thread, rlimits (no core dumps, open files, file
+size, processes), a seccomp filter against process creation and ``execve`` (which binds
+even for root, unlike ``RLIMIT_NPROC``), and last the audit hook. Then it waits for
+a ``run`` message, applies the policy's memory and CPU limits, compiles the snippet with
+the sandbox (``os_enforced_limits=True``: the OS enforces what the arithmetic guards
+would), runs it, and sends ``done``. A single-use worker exits after one run; a session
+worker keeps its globals and waits for the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import orjson
+
+from ptcbox._jsonable import scrub_text, to_jsonable
+from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._common import SNIPPET_FILENAME, error_type_name, format_snippet_error
+from ptcbox.runtimes._wire import MAX_FRAME_BYTES, encode_message
+from ptcbox.runtimes._worker_io import WorkerChannel, run_coroutine
+from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._audit import AuditGate, install_audit_hook
+from ptcbox.sandbox._rlimits import (
+    address_space_bytes,
+    apply_run_limits,
+    apply_worker_limits,
+    forbid_process_creation,
+    process_filter_supported,
+    set_no_new_privs,
+    set_parent_death_signal,
+    unshare_network,
+)
+
+__all__ = ["EXIT_SETUP_FAILED", "WorkerConfig", "policy_from_wire", "warm_up", "worker_main"]
+
+EXIT_SETUP_FAILED = 71
+"""Exit status of a worker whose set-up failed (reported as a crash)."""
+_EXIT_PROTOCOL = 72
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """Per-runtime settings every worker of a template applies at fork time.
+
+    Attributes:
+        env: The worker's whole environment (``HOME`` and ``TMPDIR`` are set to its
+            working directory on top).
+        max_open_files: ``RLIMIT_NOFILE``.
+        max_file_bytes: ``RLIMIT_FSIZE``, bytes.
+        network: ``False`` puts each worker in an empty network namespace.
+    """
+
+    env: dict[str, str] = field(default_factory=dict)
+    max_open_files: int = 256
+    max_file_bytes: int = 64 << 20
+    network: bool = True
+
+    def to_json(self) -> str:
+        """Encode for the template's command line."""
+        return orjson.dumps(
+            {
+                "env": self.env,
+                "max_open_files": self.max_open_files,
+                "max_file_bytes": self.max_file_bytes,
+                "network": self.network,
+            }
+        ).decode()
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerConfig:
+        """Decode what :meth:`to_json` produced."""
+        data = orjson.loads(text)
+        return cls(
+            env={str(k): str(v) for k, v in data["env"].items()},
+            max_open_files=int(data["max_open_files"]),
+            max_file_bytes=int(data["max_file_bytes"]),
+            network=bool(data["network"]),
+        )
+
+
+def policy_from_wire(fields: dict[str, Any]) -> SandboxPolicy:
+    """Rebuild the policy the host sent (lists back to frozensets)."""
+    values: dict[str, Any] = {
+        k: frozenset(v) if isinstance(v, list) else v for k, v in fields.items()
+    }
+    return SandboxPolicy(**values)
+
+
+def worker_main(
+    sock: socket.socket,
+    workdir: str,
+    config: WorkerConfig,
+    template_pid: int,
+    close_inherited: Callable[[], None],
+) -> NoReturn:
+    """Set the process up as a worker and serve ``run`` messages; never returns.
+
+    Args:
+        sock: The worker's end of its socket to the host.
+        workdir: Its private, empty working directory (the template removes it).
+        config: The runtime's worker settings.
+        template_pid: The parent's pid (the worker exits if it is already gone).
+        close_inherited: Closes the template's own descriptors in this process.
+    """
+    status = EXIT_SETUP_FAILED
+    try:
+        channel, gate, baseline = _setup(sock, workdir, config, template_pid, close_inherited)
+        status = 0
+        status = _serve(channel, gate, baseline)
+    finally:
+        os._exit(status)
+
+
+def _setup(
+    sock: socket.socket,
+    workdir: str,
+    config: WorkerConfig,
+    template_pid: int,
+    close_inherited: Callable[[], None],
+) -> tuple[WorkerChannel, AuditGate, int]:
+    os.setsid()
+    set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != template_pid:
+        os._exit(EXIT_SETUP_FAILED)
+    signal.set_wakeup_fd(-1)
+    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    close_inherited()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        os.dup2(devnull, target)
+    keep = sock.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    os.chdir(workdir)
+    os.environ.clear()
+    os.environ.update(config.env)
+    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+    if not config.network:
+        unshare_network()
+    sock.setblocking(True)
+    channel = WorkerChannel(sock)
+    sys.stdout = channel.stdout
+    sys.stderr = channel.stderr
+    channel.start_flusher()
+    apply_worker_limits(
+        max_open_files=config.max_open_files,
+        max_file_bytes=config.max_file_bytes,
+        max_processes=0,
+    )
+    set_no_new_privs()
+    warm_up(channel, f"# worker {os.getpid()}")
+    if process_filter_supported():
+        with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
+            forbid_process_creation()
+    baseline = address_space_bytes()
+    gate = install_audit_hook(workdir)
+    return channel, gate, baseline
+
+
+class _NullSink:
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+_WARM_UP_SNIPPET = """\
+import json
+data = {"a": [1, 2, 3], "b": "text"}
+total = 0
+for key, value in data.items():
+    if isinstance(value, list):
+        total += sum(v * 2 for v in value)
+print(f"{total} {json.dumps(data)}", sep="")
+result = [x for x in range(5)]
+{"total": total, "n": len(result)}
+"""
+
+
+def warm_up(channel: WorkerChannel | None, tag: str) -> None:
+    """Run a representative snippet once, discarding its output.
+
+    In the template this loads and warms what snippets use; in a freshly forked worker
+    it takes the copy-on-write page faults of that path before a real snippet arrives,
+    off the critical path. ``tag`` makes the source unique (a compile-cache miss).
+    """
+    sink = _NullSink()
+    for policy in (SandboxPolicy(), SandboxPolicy.trusted()):
+        compiled = compile_snippet(
+            _WARM_UP_SNIPPET + tag, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
+        )
+        namespace = build_globals(policy, tools={}, stdout=sink, stderr=sink)
+        exec(compiled.code, namespace)
+        value = to_jsonable(namespace.get(VALUE_NAME))
+        encode_message({"t": "done", "value": value, "error": None})
+    if channel is not None:
+        channel.make_stub("tool", None)
+
+
+class _State:
+    __slots__ = ("globals", "injected", "limits_set")
+
+    def __init__(self) -> None:
+        self.globals: dict[str, Any] | None = None
+        self.injected: dict[str, Any] = {}
+        self.limits_set = False
+
+
+def _serve(channel: WorkerChannel, gate: AuditGate, baseline: int) -> int:
+    state = _State()
+    while True:
+        try:
+            message = channel.receive()
+        except (EOFError, OSError):
+            return 0
+        except WireProtocolError:
+            return _EXIT_PROTOCOL
+        if message["t"] != "run":
+            return _EXIT_PROTOCOL
+        done = _run(message, channel, gate, baseline, state)
+        try:
+            channel.send(done)
+        except WireProtocolError:
+            done["value"] = (
+                f"<value omitted: its JSON is over the {MAX_FRAME_BYTES:,}-byte message limit>"
+            )
+            channel.send(done)
+        if not message.get("session"):
+            return 0
+
+
+def _run(
+    message: dict[str, Any],
+    channel: WorkerChannel,
+    gate: AuditGate,
+    baseline: int,
+    state: _State,
+) -> dict[str, Any]:
+    policy = policy_from_wire(message["policy"])
+    code: str = message["code"]
+    tools = {name: channel.make_stub(name, doc) for name, doc in message["tools"]}
+    extra: dict[str, Any] = message.get("globals") or {}
+    with gate.permit_limits():
+        apply_run_limits(
+            max_memory_bytes=None if state.limits_set else policy.max_memory_bytes,
+            max_cpu_seconds=policy.max_cpu_seconds,
+            baseline_bytes=baseline,
+        )
+    state.limits_set = True
+    value: Any = None
+    error: str | None = None
+    error_type: str | None = None
+    truncated = False
+    try:
+        built = build_globals(
+            policy, tools=tools, extra_globals=extra, stdout=channel.stdout, stderr=channel.stderr
+        )
+        namespace = state.globals
+        if namespace is None:
+            namespace = built
+            if message.get("session"):
+                state.globals = namespace
+                state.injected = {name: built[name] for name in (*extra, *tools)}
+        else:  # a session: refresh tools and extra globals, drop the ones now absent
+            fresh = {name: built[name] for name in (*extra, *tools)}
+            for name, injected in state.injected.items():
+                if name not in fresh and namespace.get(name) is injected:
+                    del namespace[name]
+            namespace.update(fresh)
+            namespace.pop(VALUE_NAME, None)
+            state.injected = fresh
+        compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+        if compiled.is_async:
+            run_coroutine(channel, eval(compiled.code, namespace))
+        else:
+            exec(compiled.code, namespace)
+        if compiled.has_value:
+            value = to_jsonable(namespace.pop(VALUE_NAME, None))
+    except BaseException as exc:
+        error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
+        error_type = error_type_name(exc)
+        if isinstance(exc, MemoryError) and policy.max_memory_bytes is not None:
+            error_type = "MemoryLimitExceeded"
+            error += (
+                f"\nMemoryLimitExceeded: the code tried to use more than max_memory_bytes="
+                f"{policy.max_memory_bytes:,} bytes"
+            )
+        del exc
+    return {
+        "t": "done",
+        "value": value,
+        "error": None if error is None else scrub_text(error),
+        "error_type": error_type,
+        "truncated": truncated,
+    }

@@ -1,0 +1,280 @@
+"""The worker side of the SubprocessRuntime channel: output streaming and tool stubs.
+
+Runs inside the worker process. :class:`WorkerChannel` owns the worker's end of the
+socket: it streams the snippet's output to the host in batches (a background flusher
+sends a pending batch within a few milliseconds, a full batch goes at once), and turns a
+tool call into a ``call`` message and the host's reply into a value, a ``TypeError`` or a
+``ToolError``. In synchronous code a tool call blocks until the reply; inside running
+asyncio code it returns a coroutine, so ``asyncio.gather`` runs several calls at once
+(the socket is then read by the running loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from ptcbox._jsonable import scrub_text, to_jsonable
+from ptcbox.errors import ToolCallLimitExceeded, ToolError, WireProtocolError
+from ptcbox.runtimes._wire import (
+    KIND_STDERR,
+    KIND_STDOUT,
+    MAX_FRAME_BYTES,
+    FrameDecoder,
+    encode_message,
+    encode_output,
+    parse_message,
+)
+
+__all__ = ["OutputSink", "WorkerChannel"]
+
+_BATCH_CHARS = 32 * 1024
+_FLUSH_DELAY_S = 0.002
+_CHUNK_CHARS = 1 << 20  # at most 4 MiB of UTF-8 per output frame
+_RECV_BYTES = 1 << 20
+_EXIT_HOST_GONE = 3
+
+
+class OutputSink:
+    """A text sink (``.write(str)``) whose text is streamed to the host.
+
+    Args:
+        channel: The worker's channel.
+        kind: ``KIND_STDOUT`` or ``KIND_STDERR``.
+    """
+
+    __slots__ = ("_channel", "_kind", "_parts", "_size")
+
+    def __init__(self, channel: WorkerChannel, kind: int) -> None:
+        self._channel = channel
+        self._kind = kind
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> int:
+        """Queue ``text`` for the host; returns ``len(text)``."""
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+            text = str.__str__(text)
+        with self._channel.send_lock:
+            self._parts.append(text)
+            self._size += len(text)
+            full = self._size >= _BATCH_CHARS
+        if full:
+            self.flush()
+        elif not self._channel.flush_wanted.is_set():
+            self._channel.flush_wanted.set()
+        return len(text)
+
+    def flush(self) -> None:
+        """Send what is queued now."""
+        channel = self._channel
+        with channel.send_lock:
+            if not self._parts:
+                return
+            text = "".join(self._parts)
+            self._parts = []
+            self._size = 0
+            for start in range(0, len(text), _CHUNK_CHARS):
+                chunk = text[start : start + _CHUNK_CHARS]
+                try:
+                    data = chunk.encode("utf-8")
+                except UnicodeEncodeError:
+                    data = scrub_text(chunk).encode("utf-8")
+                channel.sock.sendall(encode_output(self._kind, data))
+
+    def isatty(self) -> bool:
+        """``False``: not a terminal."""
+        return False
+
+
+class WorkerChannel:
+    """The worker's end of the socket to the host.
+
+    Args:
+        sock: The connected (blocking) Unix stream socket.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.send_lock = threading.Lock()
+        self.flush_wanted = threading.Event()
+        self.stdout = OutputSink(self, KIND_STDOUT)
+        self.stderr = OutputSink(self, KIND_STDERR)
+        self._decoder = FrameDecoder(MAX_FRAME_BYTES)
+        self._messages: list[dict[str, Any]] = []
+        self._replies: dict[int, dict[str, Any]] = {}
+        self._waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._reader_loop: asyncio.AbstractEventLoop | None = None
+        self._next_id = 0
+
+    # -- output ------------------------------------------------------------------------
+
+    def start_flusher(self) -> None:
+        """Start the daemon thread that sends pending output within a few milliseconds."""
+        threading.Thread(target=self._flush_loop, name="ptcbox-flush", daemon=True).start()
+
+    def _flush_loop(self) -> None:
+        wanted = self.flush_wanted
+        while True:
+            wanted.wait()
+            time.sleep(_FLUSH_DELAY_S)
+            wanted.clear()
+            try:
+                self.flush()
+            except OSError:
+                return
+
+    def flush(self) -> None:
+        """Send all pending output."""
+        self.stdout.flush()
+        self.stderr.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one message (after the output written before it)."""
+        frame = encode_message(message)
+        self.flush()
+        with self.send_lock:
+            self.sock.sendall(frame)
+
+    # -- receiving -----------------------------------------------------------------------
+
+    def _dispatch(self, data: bytes) -> None:
+        if not data:
+            raise EOFError("the host closed the connection")
+        for kind, payload in self._decoder.feed(data):
+            message = parse_message(kind, payload)
+            call_id = message.get("id")
+            if message["t"] in ("result", "error") and isinstance(call_id, int):
+                waiter = self._waiters.pop(call_id, None)
+                if waiter is None:
+                    self._replies[call_id] = message
+                elif not waiter.done():
+                    waiter.set_result(message)
+            else:
+                self._messages.append(message)
+
+    def receive(self) -> dict[str, Any]:
+        """Block until the next message that is not a tool reply; return it.
+
+        Raises:
+            EOFError: When the host closed the socket.
+            WireProtocolError: On a malformed frame.
+        """
+        while not self._messages:
+            self._dispatch(self.sock.recv(_RECV_BYTES))
+        return self._messages.pop(0)
+
+    def _on_readable(self) -> None:
+        try:
+            data = self.sock.recv(_RECV_BYTES, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return
+        try:
+            self._dispatch(data)
+        except (EOFError, OSError, WireProtocolError):
+            os._exit(_EXIT_HOST_GONE)
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    def make_stub(self, name: str, doc: str | None) -> Callable[..., Any]:
+        """Return the callable a snippet sees for tool ``name``."""
+
+        def stub(*args: Any, **kwargs: Any) -> Any:
+            return self.call_tool(name, args, kwargs)
+
+        stub.__name__ = stub.__qualname__ = name
+        stub.__doc__ = doc
+        return stub
+
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call tool ``name`` on the host.
+
+        Arguments are converted with :func:`ptcbox._jsonable.to_jsonable` first
+        (deterministic: tuples become lists, sets sorted lists, unknown objects
+        ``"<TypeName object>"``), because only JSON crosses the process boundary.
+
+        Returns:
+            The tool's value, or (inside running asyncio code) a coroutine for it.
+
+        Raises:
+            TypeError: The arguments do not fit the tool's signature.
+            ToolError: The tool failed.
+            ToolCallLimitExceeded: ``max_tool_calls`` was reached.
+        """
+        self._next_id += 1
+        call_id = self._next_id
+        message = {
+            "t": "call",
+            "id": call_id,
+            "name": name,
+            "args": to_jsonable(list(args)),
+            "kwargs": to_jsonable(kwargs),
+        }
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.send(message)
+            while call_id not in self._replies:
+                self._dispatch(self.sock.recv(_RECV_BYTES))
+            return _unpack(self._replies.pop(call_id), name)
+        message["async"] = True
+        return self._call_async(loop, call_id, message, name)
+
+    async def _call_async(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        call_id: int,
+        message: dict[str, Any],
+        name: str,
+    ) -> Any:
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._waiters[call_id] = future
+        if self._reader_loop is not loop:
+            loop.add_reader(self.sock.fileno(), self._on_readable)
+            self._reader_loop = loop
+        self.send(message)
+        try:
+            reply = await future
+        finally:
+            self._waiters.pop(call_id, None)
+        return _unpack(reply, name)
+
+    def forget_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Stop reading on ``loop`` (before it is closed)."""
+        if self._reader_loop is loop:
+            loop.remove_reader(self.sock.fileno())
+            self._reader_loop = None
+
+
+def _unpack(reply: dict[str, Any], name: str) -> Any:
+    if reply["t"] == "result":
+        return reply.get("value")
+    kind = reply.get("kind")
+    message = str(reply.get("message", ""))
+    if kind == "TypeError":
+        raise TypeError(message)
+    if kind == "ToolCallLimitExceeded":
+        raise ToolCallLimitExceeded(int(reply.get("limit", 0)), int(reply.get("observed", 0)))
+    if kind == "WireProtocolError":
+        raise WireProtocolError(message)
+    raise ToolError(name, message)
+
+
+def run_coroutine(channel: WorkerChannel, coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a top-level-``await`` snippet's coroutine on a fresh event loop."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        channel.forget_loop(loop)
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()

@@ -1,0 +1,194 @@
+"""The SubprocessRuntime template process: a warm interpreter that forks workers.
+
+Started once per runtime by the host as ``python -I -c <bootstrap> ROOT CTL_FD CONFIG``.
+It imports the sandbox, the worker code and every module snippets may import, warms
+the compiler once, freezes the heap (``gc.freeze``, so forked workers share it
+copy-on-write), and then serves the host over a ``SOCK_SEQPACKET`` control socket,
+single-threaded:
+
+- host ``{"t": "spawn", "n": k}``: fork ``k`` workers; for each, send
+  ``{"t": "worker", "pid": ...}`` with the host's end of the worker's socket attached
+  (``SCM_RIGHTS``);
+- when a worker exits: reap it, remove its working directory and send
+  ``{"t": "exit", "pid": ..., "signal": ..., "code": ...}``;
+- host ``{"t": "quit"}`` or end of file (the host exited or died): kill every worker's
+  process group, reap them, remove the base directory and exit.
+
+The pre-forking template follows the zygote / forkserver pattern (Android's zygote,
+``multiprocessing``'s forkserver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import os
+import selectors
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+from typing import Any
+
+import orjson
+
+from ptcbox.runtimes._worker import WorkerConfig, warm_up, worker_main
+from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
+from ptcbox.sandbox._rlimits import load_libc, unshare_network
+
+__all__ = ["main"]
+
+_CONTROL_BYTES = 1 << 16
+
+
+class _Template:
+    def __init__(self, ctl: socket.socket, config: WorkerConfig) -> None:
+        self.ctl = ctl
+        self.config = config
+        self.base = tempfile.mkdtemp(prefix="ptcbox-")
+        self.children: dict[int, str] = {}
+        self.selector = selectors.DefaultSelector()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.pid = os.getpid()
+
+    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        data = orjson.dumps(message)
+        if fds:
+            socket.send_fds(self.ctl, [data], fds)
+        else:
+            self.ctl.send(data)
+
+    def close_inherited(self) -> None:
+        """In a forked worker: close the template's own descriptors."""
+        self.selector.close()
+        self.ctl.close()
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+
+    def spawn(self) -> None:
+        workdir = tempfile.mkdtemp(prefix="w-", dir=self.base)
+        host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            host_end.close()
+            worker_end.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            self.send({"t": "error", "message": f"fork failed: {exc}"})
+            return
+        if pid == 0:  # the worker
+            try:
+                host_end.close()
+                worker_main(worker_end, workdir, self.config, self.pid, self.close_inherited)
+            finally:
+                os._exit(70)
+        worker_end.close()
+        self.children[pid] = workdir
+        try:
+            self.send({"t": "worker", "pid": pid}, [host_end.fileno()])
+        finally:
+            host_end.close()
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            workdir = self.children.pop(pid, None)
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+            with contextlib.suppress(OSError):
+                self.send({"t": "exit", "pid": pid, "signal": sig, "code": code})
+
+    def serve(self) -> None:
+        self.selector.register(self.ctl, selectors.EVENT_READ, "ctl")
+        self.selector.register(self.wake_r, selectors.EVENT_READ, "wake")
+        while True:
+            for key, _ in self.selector.select():
+                if key.data == "wake":
+                    with contextlib.suppress(OSError):
+                        while os.read(self.wake_r, 4096):
+                            pass
+                    self.reap()
+                    continue
+                try:
+                    data = self.ctl.recv(_CONTROL_BYTES)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    return
+                message = orjson.loads(data)
+                if message.get("t") == "quit":
+                    return
+                if message.get("t") == "spawn":
+                    for _ in range(max(0, min(int(message.get("n", 1)), 64))):
+                        self.spawn()
+
+    def shutdown(self) -> None:
+        for pid in list(self.children):
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in list(self.children):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.children.clear()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _warm_up() -> None:
+    for name in sorted(DEFAULT_ALLOWED_IMPORTS):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    warm_up(None, "# template")
+
+
+def _probe_network_namespace() -> bool:
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            unshare_network()
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def main(argv: list[str]) -> None:
+    """Run the template; ``argv`` is ``[CTL_FD, CONFIG_JSON]``."""
+    ctl = socket.socket(fileno=int(argv[0]))
+    ctl.setblocking(True)
+    config = WorkerConfig.from_json(argv[1])
+    load_libc()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    template = _Template(ctl, config)
+    try:
+        _warm_up()
+        netns = config.network or _probe_network_namespace()
+        gc.collect()
+        gc.freeze()
+        signal.set_wakeup_fd(template.wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        template.send({"t": "ready", "pid": template.pid, "netns": netns})
+        if netns:
+            template.serve()
+    finally:
+        template.shutdown()
+
+
+if __name__ == "__main__":  # pragma: no cover - started by the host
+    main(sys.argv[1:])
