@@ -23,6 +23,7 @@ from ptcbox.errors import (
 )
 from ptcbox.projections import DirectProjection, ToolProjection, validate_namespace
 from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
+from ptcbox.sandbox import SandboxPolicy
 
 __all__ = [
     "ArithmeticLimitExceeded",
@@ -34,6 +35,7 @@ __all__ = [
     "PolicyViolation",
     "PtcboxError",
     "RuntimeClosedError",
+    "SandboxPolicy",
     "SessionEndedError",
     "SubprocessRuntime",
     "ThreadRuntime",
