@@ -8,6 +8,21 @@ A model writes one Python snippet that calls many tools; ptcbox runs it in a san
 from ptcbox._execute import aexecute, execute
 from ptcbox._result import CodeResult, ToolCallRecord
 from ptcbox._toolset import resolve_tools
+from ptcbox.agent_glue import (
+    Agent,
+    AgentRunResult,
+    OpenAIChatProvider,
+    RunCodeTool,
+    ScriptedProvider,
+    StepResult,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+    repair_tool_history,
+    step,
+    tool,
+)
 from ptcbox.errors import (
     ArithmeticLimitExceeded,
     LimitExceeded,
@@ -26,27 +41,40 @@ from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = [
+    "Agent",
+    "AgentRunResult",
     "ArithmeticLimitExceeded",
     "CodeResult",
     "CodeRuntime",
     "DirectProjection",
     "LimitExceeded",
     "MemoryLimitExceeded",
+    "OpenAIChatProvider",
     "PolicyViolation",
     "PtcboxError",
+    "RunCodeTool",
     "RuntimeClosedError",
     "SandboxPolicy",
+    "ScriptedProvider",
     "SessionEndedError",
+    "StepResult",
     "SubprocessRuntime",
     "ThreadRuntime",
+    "Tool",
     "ToolCallLimitExceeded",
     "ToolCallRecord",
+    "ToolContext",
     "ToolError",
     "ToolProjection",
+    "ToolRegistry",
+    "ToolResult",
     "WireProtocolError",
     "WorkerCrashed",
     "aexecute",
     "execute",
+    "repair_tool_history",
     "resolve_tools",
+    "step",
+    "tool",
     "validate_namespace",
 ]

@@ -55,8 +55,32 @@ def test_decorator_builds_a_tool_with_a_strict_schema() -> None:
         },
         "required": ["employee_id"],
     }
-    # the decorated function stays callable as a plain function
+    # the decorated function stays callable, with validated arguments
     assert get_expenses("e1") == [{"employee_id": "e1", "quarter": "Q3", "limit": None}]
+    assert get_expenses("e1", limit="3")[0]["limit"] == 3
+    with pytest.raises(TypeError, match="got invalid arguments"):
+        get_expenses(employee_id=1)
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        get_expenses("e1", "Q1", 3, 4)
+    assert get_expenses.fn("e1", limit="raw")[0]["limit"] == "raw"  # the raw function
+
+
+def test_a_tool_is_a_projection_usable_with_execute() -> None:
+    import ptcbox
+    from ptcbox.projections import ToolProjection
+
+    @tool
+    def scale(x: int, context: ToolContext) -> int:
+        """Scale a number."""
+        context.report("scaling")  # nobody listens: dropped
+        return 10 * x
+
+    assert isinstance(scale, ToolProjection)
+    result = ptcbox.execute("print(scale(2), scale(x='3'))\nscale('x')", tools=[scale])
+    assert result.stdout == "20 30\n"
+    assert result.error_type == "ToolError" and "scale(x: int) got invalid arguments" in (
+        result.error or ""
+    )
 
 
 def test_options_nested_models_and_awkward_parameter_names() -> None:

@@ -9,9 +9,7 @@ OpenAI-compatible endpoint (``AsyncOpenAI(base_url=...)``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import (
@@ -22,6 +20,9 @@ from ptcbox.agent_glue._provider import (
     ToolCallPart,
 )
 from ptcbox.agent_glue._schemas import ToolDefinition
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIChatProvider"]
 
@@ -100,6 +101,8 @@ class OpenAIChatProvider:
         Raises:
             ChatProviderError: If the API call fails (status, connection, timeout).
         """
+        import openai  # noqa: PLC0415 - the SDK is imported when first used
+
         request = self.build_request(system_prompt, tools, history)
         self.last_request = request
         self.last_chat_request = ChatRequest(system_prompt, tuple(tools), tuple(history))
@@ -143,6 +146,8 @@ class _OpenAIStream:
             for part in self._whole(self._response):
                 yield part
             return
+        import openai  # noqa: PLC0415 - already loaded by generate()
+
         try:
             async for chunk in self._response:
                 for part in self._chunk(chunk):

@@ -94,6 +94,7 @@ class Tool:
             raise TypeError(f"tool {self.name!r}: cannot build a JSON schema: {exc}") from exc
         self.parameters: dict[str, Any] = clean_schema(schema)
         self.doc = projection_doc(self._description, parsed, self.signature)
+        self._default_projection: ToolProjection | None = None
 
     callable_in_code: ClassVar[bool] = True
     """Whether ``ToolRegistry.projections`` exposes the tool inside ``run_code``."""
@@ -114,8 +115,24 @@ class Tool:
         return format_signature(self.name, self.signature)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Call the underlying function directly (no validation, no context)."""
-        return self.fn(*args, **kwargs)
+        """Call the tool like a function: arguments validated, context injected.
+
+        This makes a :class:`Tool` a :class:`~ptcbox.projections.ToolProjection` too
+        (``ptcbox.execute(code, tools=[my_tool])`` works). Positional arguments are bound
+        by the tool's signature; a tool that takes a context gets one whose reports go
+        nowhere; an async tool returns a coroutine. Use :attr:`fn` for the raw function.
+
+        Raises:
+            TypeError: If the arguments do not fit (the message names the signature).
+        """
+        if args:
+            try:
+                kwargs = dict(self.signature.bind(*args, **kwargs).arguments)
+            except TypeError as exc:
+                raise TypeError(f"{self.signature_text}: {exc}") from None
+        if self._default_projection is None:
+            self._default_projection = self.projection()
+        return self._default_projection(**kwargs)
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, fn={self.fn!r})"
