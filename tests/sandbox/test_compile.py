@@ -154,7 +154,9 @@ def test_os_enforced_limits_compiles_the_size_guards_out() -> None:
     guarded = _names(code)
     assert {"_pow_", "_lshift_", "_mul_", "_mod_", "_format_"} <= guarded
     native = _names(code, os_enforced_limits=True)
-    assert not {"_pow_", "_lshift_", "_mul_", "_mod_", "_format_"} & native
+    assert not {"_mul_", "_mod_", "_format_"} & native
+    # one huge power would burn the whole timeout in a subprocess: still refused at once
+    assert {"_pow_", "_lshift_"} <= native
 
 
 def test_trusted_compile_has_no_guards_at_all() -> None:

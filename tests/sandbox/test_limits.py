@@ -159,6 +159,11 @@ def test_B18_int_to_str_digit_limit_stays_on(sandbox_run: Callable) -> None:
 def test_os_enforced_limits_leave_arithmetic_to_the_os(sandbox_run: Callable) -> None:
     """Under SubprocessRuntime the guards are compiled out: moderate sizes just work."""
     tight = SandboxPolicy(max_int_bits=64, max_repeat_bytes=100)
-    ran = sandbox_run("x = 2 ** 100\ns = 'a' * 1000\n(x.bit_length(), len(s))", tight,
-                      os_enforced_limits=True)  # fmt: skip
-    assert ran.value == (101, 1000)
+    ran = sandbox_run(
+        "x = 2 ** 10\ns = 'a' * 1000\ny = x * x * x * x * x * x * x\n(y.bit_length(), len(s))",
+        tight,
+        os_enforced_limits=True,
+    )
+    assert ran.value == (71, 1000)
+    with pytest.raises(ArithmeticLimitExceeded):
+        sandbox_run("x = 10 ** (10 ** 8)", os_enforced_limits=True)
