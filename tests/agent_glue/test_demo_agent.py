@@ -1,7 +1,8 @@
 """A full agent run that solves the demo's budget-overrun task through run_code.
 
-The real openai SDK streams from the scripted server on 127.0.0.1; the snippet runs on a
-real ThreadRuntime and calls the demo's SQLite tools; the answer is checked in SQL.
+The real openai SDK streams from the scripted server on 127.0.0.1; the snippet runs on
+each real runtime (a worker thread, a separate process) and calls the demo's SQLite
+tools; the answer is checked in SQL.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ptcbox.demo import (
     check_answer,
     expected_answer,
 )
+from ptcbox.runtimes import CodeRuntime
 
 pytestmark = pytest.mark.anyio
 
@@ -49,13 +51,13 @@ def _answer(request: ChatRequest) -> str:
 
 @pytest.mark.parametrize("snippet", [SEQUENTIAL_SNIPPET, GATHER_SNIPPET], ids=["loop", "gather"])
 async def test_agent_solves_the_budget_overrun_task_through_run_code(
-    demo_db: Path, snippet: str
+    demo_db: Path, snippet: str, code_runtime: CodeRuntime
 ) -> None:
     registry = ToolRegistry(ExpenseTools(demo_db).as_list())
     events: list[AgentEvent] = []
     script = [ScriptedTurn("One snippet will do.", [("run_code", {"code": snippet})]), _answer]
     with ScriptedOpenAIServer(script, chunk_chars=64) as server:
-        async with RunCodeTool(registry) as run_code:
+        async with RunCodeTool(registry, runtime=code_runtime) as run_code:
             agent = Agent(
                 OpenAIChatProvider(server.client(), "scripted"),
                 [run_code],

@@ -7,20 +7,26 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import anyio
 import pytest
 
 from ptcbox import CodeResult
 from ptcbox.agent_glue import (
+    Agent,
+    AgentEvent,
     RunCodeTool,
+    ScriptedProvider,
+    ScriptedTurn,
     Tool,
     ToolContext,
+    ToolExecutionUpdate,
     ToolRegistry,
     count_tokens,
     render_stubs,
     tool,
 )
 from ptcbox.projections import DirectProjection
-from ptcbox.runtimes import ThreadRuntime
+from ptcbox.runtimes import CodeRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -223,3 +229,27 @@ async def test_construction_errors_and_runtime_ownership(counting: CountingRunti
     await owned.aclose()
     assert owned.runtime is not runtime  # a fresh default runtime after close
     await owned.aclose()
+
+
+async def test_interrupting_an_agent_mid_snippet_stops_the_code(code_runtime: CodeRuntime) -> None:
+    """Cancellation mid-tool: run_code gets the interrupted result, the runtime is reusable."""
+    script = [ScriptedTurn("", [("run_code", {"code": "print('started')\nwhile True:\n    pass"})])]
+    run_code = RunCodeTool([get_price], runtime=code_runtime)
+    agent_box: dict[str, Agent] = {}
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, ToolExecutionUpdate) and event.partial.get("stream") == "stdout":
+            agent_box["agent"].interrupt()  # the snippet is now spinning
+
+    agent = Agent(ScriptedProvider(script), [run_code], on_event=on_event)
+    agent_box["agent"] = agent
+    started = time.monotonic()
+    with anyio.fail_after(20):
+        result = await agent.run("spin")
+    assert time.monotonic() - started < 20
+    assert result.stop_reason == "interrupted"
+    assert result.messages[-1].content == "Tool call interrupted by user"
+    assert result.messages[-1].is_error
+    with anyio.fail_after(20):
+        after = await run_code.execute('{"code": "print(6 * 7)"}')
+    assert after.ok and after.content == "42"
