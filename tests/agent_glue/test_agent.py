@@ -401,3 +401,30 @@ async def test_running_twice_at_once_is_refused() -> None:
             with pytest.raises(RuntimeError, match="already running"):
                 await agent.run("again")
             agent.interrupt()
+
+
+async def test_a_failing_hook_gives_an_error_result_and_the_run_goes_on() -> None:
+    def before(call: ToolCall) -> None:
+        raise RuntimeError("policy service down")
+
+    events: list[AgentEvent] = []
+    script = [ScriptedTurn("", [("lookup", {"key": "a"})]), "understood"]
+    with ScriptedOpenAIServer(script) as server:
+        agent = agent_for(server, [lookup], before_tool_call=before, on_event=events.append)
+        result = await agent.run("go")
+    failed = result.messages[2]
+    assert failed.is_error
+    assert failed.content == "Error: tool call failed in a hook: RuntimeError: policy service down"
+    assert [e.is_error for e in events if isinstance(e, ToolExecutionEnd)] == [True]
+    assert result.final_text == "understood"
+
+
+async def test_a_failing_script_function_answers_500() -> None:
+    def broken(request: ChatRequest) -> str:
+        raise KeyError("no such fixture")
+
+    with ScriptedOpenAIServer([broken]) as server:
+        agent = agent_for(server, [lookup])
+        with pytest.raises(ChatProviderError, match="the script raised KeyError") as caught:
+            await agent.run("go")
+    assert caught.value.status_code == 500

@@ -288,6 +288,10 @@ class _Turn:
         result: ToolResult | None = None
         try:
             result = await self._run(tool_call)
+        except Exception as exc:  # a hook failed: the model sees it, the history stays valid
+            result = ToolResult.failure(
+                f"tool call failed in a hook: {type(exc).__name__}: {exc}"
+            ).with_call(tool_call.id, tool_call.name)
         except asyncio.CancelledError:
             result = interrupted_result(tool_call.id, tool_call.name)
             raise

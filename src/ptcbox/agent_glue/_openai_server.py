@@ -127,6 +127,8 @@ class ScriptedOpenAIServer:
             return self._script.next(chat_request_from_openai(body))
         except ChatProviderError as exc:
             return ScriptedError(exc.message, status_code=500)
+        except Exception as exc:  # a script function failed: answer, don't drop the socket
+            return ScriptedError(f"the script raised {type(exc).__name__}: {exc}", 500)
 
 
 def chat_request_from_openai(body: Mapping[str, Any]) -> ChatRequest:

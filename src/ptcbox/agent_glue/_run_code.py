@@ -111,7 +111,7 @@ class RunCodeTool(Tool):
     def stubs(self) -> str:
         """The tools as Python stubs (cached until the set of tools changes)."""
         namespace = self.namespace()
-        key = tuple((tool_name, id(_source(self._tools, tool_name))) for tool_name in namespace)
+        key = tuple((tool_name, id(self._tools.get(tool_name))) for tool_name in namespace)
         if key != self._stubs_key:
             self._stubs = render_stubs(namespace)
             self._stubs_key = key
@@ -205,9 +205,3 @@ def _as_tools(tools: ToolsArgument) -> ToolRegistry | dict[str, ToolProjection |
             validate_namespace({key: shown})
         return namespace
     return ToolRegistry(tools)
-
-
-def _source(tools: ToolRegistry | Mapping[str, Any], name: str) -> Any:
-    if isinstance(tools, ToolRegistry):
-        return tools.get(name)
-    return tools.get(name)
