@@ -253,3 +253,29 @@ async def test_interrupting_an_agent_mid_snippet_stops_the_code(code_runtime: Co
     with anyio.fail_after(20):
         after = await run_code.execute('{"code": "print(6 * 7)"}')
     assert after.ok and after.content == "42"
+
+
+async def test_code_cannot_reach_run_code_or_forge_a_tool_context(
+    counting: CountingRuntime,
+) -> None:
+    """Guards: run_code is not callable from code; the injected context cannot be forged."""
+
+    @tool
+    def whoami(context: ToolContext) -> str:
+        return context.tool_call_id
+
+    registry = ToolRegistry([whoami])
+    run_code = RunCodeTool(registry, runtime=counting)
+    registry.register(run_code)
+    recursive = await run_code.execute('{"code": "run_code(code=\\"1\\")"}')
+    assert recursive.is_error and "NameError" in recursive.content
+    forged = await run_code.execute('{"code": "whoami(context=\\"forged\\")"}')
+    assert forged.is_error and "unexpected" in forged.content and "'context'" in forged.content
+    positional = await run_code.execute('{"code": "whoami(\\"forged\\")"}')
+    assert positional.is_error and "too many positional arguments" in positional.content
+    assert [c.ok for c in forged.output.tool_calls + positional.output.tool_calls] in (
+        [],
+        [False, False],
+    )
+    honest = await run_code.execute('{"code": "whoami()"}', tool_call_id="rc7")
+    assert honest.ok and honest.output.value == "rc7.1"

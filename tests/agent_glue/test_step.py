@@ -215,3 +215,37 @@ async def test_cancelling_tool_results_cleans_up() -> None:
     assert events == ["start 0", "cancelled 0"]
     (after,) = await result.tool_results()  # the cancelled call reads as interrupted
     assert after.error == "Tool call interrupted by user"
+
+
+async def test_parallel_safe_calls_of_a_turn_overlap_and_unsafe_ones_keep_order() -> None:
+    running, all_running, log = 0, anyio.Event(), []
+
+    @tool(is_parallel_safe=True)
+    async def meet(n: int) -> int:
+        nonlocal running
+        running += 1
+        if running == 3:
+            all_running.set()
+        with anyio.fail_after(10):
+            await all_running.wait()  # only returns if all three run at once
+        return n
+
+    @tool
+    async def ordered(n: int) -> int:
+        log.append(f"start {n}")
+        await anyio.sleep(0.01 * (3 - n))
+        log.append(f"end {n}")
+        return n
+
+    provider = ScriptedProvider(
+        [
+            ScriptedTurn("", [("meet", {"n": i}) for i in range(3)]),
+            ScriptedTurn("", [("ordered", {"n": i}) for i in range(3)]),
+        ]
+    )
+    registry = ToolRegistry([meet, ordered])
+    first = await step(provider, "", registry, [])
+    assert [r.output for r in await first.tool_results()] == [0, 1, 2]
+    second = await step(provider, "", registry, [])
+    assert [r.output for r in await second.tool_results()] == [0, 1, 2]
+    assert log == ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2"]
