@@ -227,10 +227,6 @@ def test_bench_latency_help_reaches_the_benchmark(tmp_path: Path) -> None:
 
 
 def test_subprocess_runtime_option(workdir: Path) -> None:
-    import ptcbox.runtimes
-
-    if not hasattr(ptcbox.runtimes, "SubprocessRuntime"):
-        pytest.skip("SubprocessRuntime is not available yet")
     script = textwrap.dedent("print(add(a=1, b=1))")
     done = ptcbox_cli(
         "run", "-", "--tools", "mytools:TOOLS", "--runtime", "subprocess", cwd=workdir, stdin=script

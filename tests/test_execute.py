@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import psutil
 import pytest
 
 import ptcbox
@@ -195,6 +196,32 @@ def test_options_reach_the_runtime() -> None:
     assert "".join(text for stream, text in chunks if stream == "stdout") == "42\n"
     timed = execute("while True:\n    pass", timeout=0.5)
     assert timed.timed_out and timed.return_code == 1
+
+
+def test_subprocess_runtime_by_name_with_sync_and_async_tools() -> None:
+    code = "print(await add(a=1, b=2), await double_later(x=4))"
+    first = execute(code, tools=[add, double_later], runtime="subprocess")
+    assert first.ok, first.error
+    assert first.stdout == "3 8\n"
+    second = execute("add(a=5, b=5)", tools=[add], runtime="subprocess")
+    assert second.value == 10
+
+
+def _children() -> set[int]:
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def test_aexecute_subprocess_leaves_no_process_behind(created: list[Any]) -> None:
+    before = _children()
+    result = asyncio.run(aexecute("print(add(a=1, b=1))", tools=[add], runtime="subprocess"))
+    assert result.stdout == "2\n"
+    assert len(created) == 1
+    deadline = time.monotonic() + 10
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _children() - before
+    with pytest.raises(RuntimeClosedError):
+        asyncio.run(created[0].execute("print(1)", {}))
 
 
 # --- runtime lifetime -------------------------------------------------------------------

@@ -20,18 +20,23 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import importlib
 import os
 import threading
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
 import anyio
 
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
 from ptcbox.projections import ToolProjection
-from ptcbox.runtimes import CodeRuntime, OutputCallback, ThreadRuntime, ToolCallCallback
+from ptcbox.runtimes import (
+    CodeRuntime,
+    OutputCallback,
+    SubprocessRuntime,
+    ThreadRuntime,
+    ToolCallCallback,
+)
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["aexecute", "execute"]
@@ -62,13 +67,7 @@ def make_runtime(kind: str, policy: SandboxPolicy | None = None) -> CodeRuntime:
     if kind == "thread":
         return ThreadRuntime(policy)
     if kind == "subprocess":
-        # Looked up at call time: importing it costs a little, and it is optional.
-        runtime_class = getattr(
-            importlib.import_module("ptcbox.runtimes"), "SubprocessRuntime", None
-        )
-        if runtime_class is None:
-            raise ValueError("the subprocess runtime is not available in this installation")
-        return cast(CodeRuntime, runtime_class(policy))
+        return SubprocessRuntime(policy)
     raise ValueError(f"unknown runtime {kind!r}; expected one of {', '.join(RUNTIME_NAMES)}")
 
 
