@@ -101,6 +101,8 @@ def test_B17_sequence_repetition_is_refused(sandbox_run: Callable) -> None:
         '("a" * 60000).replace("a", "a" * 60000)',
         '"".replace("", "x" * 10**8)',
         '("x" * 60000).join([""] * 60000)',
+        '("a" * 10**6).translate({97: "b" * 1000})',
+        'str.translate("a" * 10**6, str.maketrans({"a": "b" * 1000}))',
         '"-".join("" for _ in range(10**8))',
         "bytes(10**10)",
         "bytearray(10**10)",
@@ -125,13 +127,14 @@ def test_ordinary_repetition_and_padding_work(sandbox_run: Callable) -> None:
         """
         n = 3
         r = ["-" * 10, [0] * n, n * "ab", "x".ljust(4, "."), "7".zfill(3), "a\\tb".expandtabs(4),
-             ", ".join(str(i) for i in range(3)), "a-b".replace("-", "+"), bytes(2), f"{1.5:>8.2f}",
+             ", ".join(str(i) for i in range(3)), "a-b".replace("-", "+"),
+             "ab".translate({97: "xy"}), bytes(2), f"{1.5:>8.2f}",
              "%5s|%-3d|" % ("a", 2), format(255, "08b"), (5).to_bytes(2, "big")]
         r
         """
     )
     assert sandbox_run(code).value == [
-        "----------", [0, 0, 0], "ababab", "x...", "007", "a   b", "0, 1, 2", "a+b",
+        "----------", [0, 0, 0], "ababab", "x...", "007", "a   b", "0, 1, 2", "a+b", "xyb",
         b"\x00\x00", "    1.50", "    a|2  |", "11111111", b"\x00\x05",
     ]  # fmt: skip
 
