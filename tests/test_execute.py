@@ -207,19 +207,35 @@ def test_subprocess_runtime_by_name_with_sync_and_async_tools() -> None:
     assert second.value == 10
 
 
+def test_the_shared_subprocess_runtime_leaves_no_process_after_shutdown() -> None:
+    facade._LOOP.shutdown()
+    before = _children()
+    assert execute("print(1)", runtime="subprocess").stdout == "1\n"
+    assert _children() - before  # warm workers are kept between calls
+    facade._LOOP.shutdown()
+    assert not _settle(before)
+
+
 def _children() -> set[int]:
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
-def test_aexecute_subprocess_leaves_no_process_behind(created: list[Any]) -> None:
-    before = _children()
-    result = asyncio.run(aexecute("print(add(a=1, b=1))", tools=[add], runtime="subprocess"))
-    assert result.stdout == "2\n"
-    assert len(created) == 1
+def _settle(before: set[int]) -> set[int]:
+    """Wait (up to 10 s) until no process beyond ``before`` remains; return the extra ones."""
     deadline = time.monotonic() + 10
     while _children() - before and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _children() - before
+    return _children() - before
+
+
+def test_aexecute_subprocess_leaves_no_process_behind(created: list[Any]) -> None:
+    facade._LOOP.shutdown()  # the shared default runtimes (and their warm workers) end
+    before = _children()
+    assert not _settle(before)
+    result = asyncio.run(aexecute("print(add(a=1, b=1))", tools=[add], runtime="subprocess"))
+    assert result.stdout == "2\n"
+    assert len(created) == 1
+    assert not _settle(before)
     with pytest.raises(RuntimeClosedError):
         asyncio.run(created[0].execute("print(1)", {}))
 
