@@ -300,8 +300,33 @@ def render_table(results: list[RunnerResult], runners: list[Runner], console: Co
         console.print(note)
     console.print(
         f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} CPUs; every executor ran in this process, one after another."
+        f"{os.cpu_count()} CPUs; every executor ran in this process, taking turns in rounds "
+        "(latency.run_benchmark), so a change of machine load hits all of them alike."
     )
+
+
+def render_markdown(results: list[RunnerResult], runners: list[Runner]) -> str:
+    """The table as Markdown (for the README): medians in ms, ratios, skip reasons."""
+    header = "| executor | isolation | " + " | ".join(
+        f"{case.label} (ms) | ratio" for case in CASES
+    )
+    lines = [header + " |", "|---|---|" + "---:|---:|" * len(CASES)]
+    by_ratio = ratios(results)
+    for runner, result in zip(runners, results, strict=True):
+        isolation = getattr(runner, "isolation", "")
+        if result.skipped or result.error:
+            kind = "skipped" if result.skipped else "error"
+            note = f"{kind}: {result.skipped or result.error}".replace("|", "/")
+            lines.append(f"| {result.name} | {isolation} | {note} |" + " |" * (2 * len(CASES) - 1))
+            continue
+        cells = []
+        for case in CASES:
+            times = result.times.get(case.name)
+            ratio = by_ratio.get(result.name, {}).get(case.name)
+            cells.append("-" if not times else latency._ms(_median(times)))
+            cells.append("n/a" if ratio is None else f"{ratio:.2f}")
+        lines.append(f"| {result.name} | {isolation} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def to_json(results: list[RunnerResult]) -> dict[str, Any]:
@@ -325,11 +350,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke test)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply repetitions")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     args = parser.parse_args(argv)
     runners = [make() for make in PEERS]
     console = Console(stderr=True)
     progress = None if args.json else (lambda name: console.print(f"[dim]timing {name} ...[/]"))
     results = run_peers(runners, scale=0.05 if args.quick else args.scale, progress=progress)
+    if args.markdown:
+        Path(args.markdown).write_text(render_markdown(results, runners), encoding="utf-8")
     if args.json:
         print(json.dumps(to_json(results), indent=2))
     else:

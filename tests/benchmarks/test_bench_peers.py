@@ -122,3 +122,14 @@ def test_an_installed_peer_runs_the_tool_snippet_correctly(
         assert runner.run(case).strip() == "45"
     finally:
         runner.close()
+
+
+def test_markdown_table_keeps_skipped_and_failed_rows(
+    peers: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
+    runners = [peers._PlainExec(), peers.MontyRunner()]
+    results = peers.run_peers(runners, scale=0.01)
+    text = peers.render_markdown(results, runners)
+    assert "| plain exec |" in text
+    assert "| pydantic-monty worker pool | Rust interpreter in worker processes | skipped: " in text

@@ -85,7 +85,10 @@ def print_report(report: TokenReport, console: Console | None = None) -> None:
         f"run_code {ptc['total_tokens']:,} tokens ({ptc['input_tokens']:,} in / "
         f"{ptc['output_tokens']:,} out, {ptc['turns']} turns, {ptc['correct']}/{n} correct)"
     )
-    console.print(f"[bold green]run_code saves {report.saving_percent:.1f}% of tokens[/]")
+    console.print(
+        f"[bold green]run_code saves {report.saving_percent:.1f}% of tokens[/] over the suite "
+        f"(median per scenario: {report.median_saving_percent:.1f}%)"
+    )
     console.print("Reference points (published):")
     for source, result in REFERENCE_POINTS:
         console.print(f"  - {source}: {result}")
@@ -120,6 +123,11 @@ def render_markdown(report: TokenReport) -> str:
         f"| **total** | {classic['turns']} | **{classic['total_tokens']:,}** | {ptc['turns']} "
         f"| **{ptc['total_tokens']:,}** | **{report.saving_percent:.1f}%** "
         f"| {classic['correct']}/{n} / {ptc['correct']}/{n} |"
+    )
+    lines.append(
+        f"\nMedian saving per scenario: {report.median_saving_percent:.1f}%. "
+        "Tokens: o200k_base, every request counted as sent (system prompt, tool "
+        "definitions, history); output = text, tool names and arguments the model wrote."
     )
     return "\n".join(lines) + "\n"
 

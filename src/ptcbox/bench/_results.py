@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -160,6 +161,11 @@ class TokenReport:
         )
 
     @property
+    def median_saving_percent(self) -> float:
+        """Median over scenarios of the per-scenario saving, in percent."""
+        return statistics.median(c.saving_percent for c in self.comparisons)
+
+    @property
     def all_correct(self) -> bool:
         """``True`` when every run of every scenario answered correctly."""
         return all(c.classic.correct and c.ptc.correct for c in self.comparisons)
@@ -173,6 +179,7 @@ class TokenReport:
             "scenarios": [c.to_dict() for c in self.comparisons],
             "totals": {"classic": self.totals("classic"), "ptc": self.totals("ptc")},
             "saving_percent": round(self.saving_percent, 1),
+            "median_saving_percent": round(self.median_saving_percent, 1),
             "all_correct": self.all_correct,
             "reference_points": [
                 {"source": source, "result": result} for source, result in REFERENCE_POINTS
