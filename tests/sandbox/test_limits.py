@@ -170,3 +170,88 @@ def test_os_enforced_limits_leave_arithmetic_to_the_os(sandbox_run: Callable) ->
     assert ran.value == (71, 1000)
     with pytest.raises(ArithmeticLimitExceeded):
         sandbox_run("x = 10 ** (10 ** 8)", os_enforced_limits=True)
+
+
+EVIL = textwrap.dedent(
+    """
+    class Evil:
+        calls = 0
+        def __index__(self):
+            Evil.calls += 1
+            return 1 if Evil.calls == 1 else 10 ** 10
+    class Big:
+        def __index__(self):
+            return 10 ** 10
+    class I(int):
+        pass
+    class S(str):
+        def __len__(self):
+            return 0
+        def count(self, sub):
+            return 0
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        '"a" * Big()',
+        "[0] * Big()",
+        'Big() * b"x"',
+        '"a" * I(10**10)',
+        "2 ** I(10**8)",
+        "I(2) ** (10**8)",
+        "1 << I(10**9)",
+        "x = 'a'\nx *= Big()",
+        '"a".ljust(Big())',
+        '"a".center(width=Big())',
+        '"a".zfill(I(10**10))',
+        '"\\t".expandtabs(Big())',
+        "bytes(Big())",
+        "bytearray(I(10**10))",
+        "(1).to_bytes(Big(), 'big')",
+        "S('a' * 10**6) * 1000",
+        "S('a' * 60000).replace('a', 'a' * 60000)",
+        "S('x' * 60000).join([S('')] * 60000)",
+        '"%*d" % (I(10**10), 1)',
+        "import math\nmath.factorial(I(10**7))",
+        "import math\nmath.factorial(Big())",
+        "import math\nmath.comb(Big(), 5 * 10**9)",
+        "import random\nrandom.getrandbits(Big())",
+        "import random\nrandom.randbytes(I(10**10))",
+        "import itertools\nitertools.product('ab', repeat=Big())",
+        "import decimal\ndecimal.localcontext(prec=I(10**9))",
+        "import decimal\ndecimal.Context(Big())",
+        "import operator\noperator.mul('a', Big())",
+    ],
+)
+def test_int_like_objects_and_subclasses_cannot_fake_sizes(
+    sandbox_run: Callable, code: str
+) -> None:
+    """__index__ is read once and the real call gets the checked value; builtin len/count
+    of str/bytes subclasses are used, never their overrides."""
+    with pytest.raises(ArithmeticLimitExceeded):
+        sandbox_run(EVIL + code)
+
+
+def test_index_is_read_once_so_a_changing_answer_cannot_fool_the_check(
+    sandbox_run: Callable,
+) -> None:
+    """Evil answers 1 to the first __index__ call and 10**10 after: the check and the
+    real operation both see 1."""
+    for code in ['"a" * Evil()', '"a".ljust(Evil())', "bytes(Evil())", "[0] * Evil()"]:
+        assert len(sandbox_run(EVIL + code).value) == 1
+
+
+def test_int_like_arguments_still_work(sandbox_run: Callable) -> None:
+    code = EVIL + textwrap.dedent(
+        """
+        class Three:
+            def __index__(self):
+                return 3
+        ["ab" * Three(), "x".ljust(Three(), "."), bytes(Three()), [0] * I(2), 2 ** I(3),
+         (1).to_bytes(Three(), "big")]
+        """
+    )
+    assert sandbox_run(code).value == ["ababab", "x..", b"\x00\x00\x00", [0, 0], 8, b"\x00\x00\x01"]
