@@ -29,7 +29,7 @@ from ptcbox.errors import ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
 from ptcbox.runtimes._output import OutputBuffer
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
-from ptcbox.runtimes._thread_worker import Control, ExecutionInterrupted
+from ptcbox.runtimes._thread_worker import HOST, SNIPPET, Control, ExecutionInterrupted
 
 __all__ = ["Relay", "Route", "Run", "make_tool"]
 
@@ -205,17 +205,26 @@ class Run:
 
     # --- synchronous calls (the snippet's thread) ----------------------------------
     def call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Call a tool from synchronous snippet code and return its result (hot path)."""
+        """Call a tool from synchronous snippet code and return its result.
+
+        The hot path: binding, the trace entry and the switch to ``HOST`` state are
+        inlined (see :meth:`Control.enter_host` for why the state switch needs no lock).
+        """
         self.calls += 1
         if self.calls > self.max_calls:
             self._refuse(spec, args, kwargs)
-        bound = self._bind(spec, args, kwargs)
+        try:
+            bound = spec.binder.bind(args, kwargs)
+        except TypeError:
+            bound = self._bind(spec, args, kwargs)  # records the failure and raises
         records = self.records
         slot = len(records)
         arguments = jsonable_arguments(bound)
         records.append((spec.name, arguments))
         control = self.control
-        control.enter_host()
+        control.state = HOST
+        if control.stop:
+            control.enter_host()  # raises
         started = _perf()
         try:
             result = spec.call(**bound)
@@ -223,16 +232,17 @@ class Run:
                 result = self._wait_on_host(result)
             error = None
         except ExecutionInterrupted:
-            result, error = None, _PENDING  # the stop is raised by leave_host() below
+            result, error = None, _PENDING  # the stop is raised right below
         except BaseException as exc:
             result, error = None, describe_exception(exc)
         duration = _perf() - started
-        records[slot] = (spec.name, arguments, error is None, error, duration)
+        ok = error is None
+        records[slot] = (spec.name, arguments, ok, error, duration)
         if self.relay is not None:
-            self.relay.tool_call(
-                ToolCallRecord(spec.name, arguments, error is None, error, duration)
-            )
-        control.leave_host()
+            self.relay.tool_call(ToolCallRecord(spec.name, arguments, ok, error, duration))
+        control.state = SNIPPET
+        if control.stop:
+            raise ExecutionInterrupted(control.reason)
         if error is not None:
             raise ToolError(spec.name, error)
         return result

@@ -30,6 +30,10 @@ from typing import Any
 from ptcbox.runtimes._common import SNIPPET_FILENAME
 
 __all__ = [
+    "DONE",
+    "HOST",
+    "IDLE",
+    "SNIPPET",
     "Control",
     "ExecutionInterrupted",
     "current_control",
@@ -38,6 +42,8 @@ __all__ = [
 ]
 
 IDLE, SNIPPET, HOST, DONE = 0, 1, 2, 3
+"""Execution states: queued, running snippet code, running host code (a tool, a sleep),
+left the snippet for good."""
 
 _SetAsyncExc = ctypes.pythonapi.PyThreadState_SetAsyncExc
 _SetAsyncExc.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
