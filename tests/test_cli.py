@@ -233,3 +233,14 @@ def test_subprocess_runtime_option(workdir: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("2\n")
+
+
+@pytest.mark.parametrize("name", sorted(cli.BENCHMARKS))
+def test_every_bench_subcommand_loads_and_answers_help(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entry = cli.BENCHMARKS[name][1]()
+    with pytest.raises(SystemExit) as raised:
+        entry(["--help"])
+    assert raised.value.code == 0
+    assert "usage:" in capsys.readouterr().out

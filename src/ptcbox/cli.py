@@ -74,6 +74,14 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         "speed of ptcbox's runtimes vs smolagents, pydantic-monty and toolregistry PTC",
         benchmark_file("peers"),
     ),
+    "subprocess-latency": (
+        "SubprocessRuntime: warm vs empty pool, throughput, worker and host memory",
+        benchmark_file("subprocess_latency"),
+    ),
+    "sandbox-overhead": (
+        "cost of the sandbox guards per kind of code, vs plain exec",
+        benchmark_file("sandbox_overhead"),
+    ),
 }
 """``ptcbox bench`` subcommands: name -> (help text, loader of the entry point)."""
 
