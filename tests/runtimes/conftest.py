@@ -52,7 +52,11 @@ async def make_runtime(runtime_name: str) -> AsyncIterator[Callable[..., Any]]:
 @pytest.fixture
 async def runtime(make_runtime: Callable[..., Any]) -> Any:
     """A runtime of the kind under test with the default policy."""
-    return make_runtime()
+    runtime = make_runtime()
+    start = getattr(runtime, "start", None)
+    if start is not None:  # SubprocessRuntime: start its worker pool outside timed code
+        await start()
+    return runtime
 
 
 def _wait_for_threads(baseline: int, deadline_s: float = 5.0) -> int:

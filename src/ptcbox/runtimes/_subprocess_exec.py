@@ -121,9 +121,19 @@ class HostExecution:
         On cancellation the worker's process group is killed before the
         ``CancelledError`` propagates.
         """
+        # The loop sends what fits in the socket buffer right away (the worker wakes
+        # while the channel thread does); the channel thread sends the rest.
+        sock = self.worker.sock
+        sock.setblocking(False)
+        try:
+            sent = sock.send(run_frame)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            sent = len(run_frame)  # the worker is gone: the channel thread sees EOF
         self.worker.enter()
         try:
-            self.threads.submit(self._serve, run_frame)
+            self.threads.submit(self._serve, run_frame[sent:])
         except BaseException:
             self.worker.leave()
             raise
@@ -171,12 +181,13 @@ class HostExecution:
 
     # -- the channel thread --------------------------------------------------------------
 
-    def _serve(self, run_frame: bytes) -> None:
+    def _serve(self, rest_of_run_frame: bytes) -> None:
         outcome: Outcome = ("eof", None)
         sock = self.worker.sock
         try:
             sock.setblocking(True)
-            self._sendall(run_frame)
+            if rest_of_run_frame:
+                self._sendall(rest_of_run_frame)
             decoder = FrameDecoder()
             while outcome[0] == "eof":
                 data = sock.recv(_RECV_BYTES)

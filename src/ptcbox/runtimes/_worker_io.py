@@ -12,6 +12,7 @@ asyncio code it returns a coroutine, so ``asyncio.gather`` runs several calls at
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import socket
 import threading
@@ -74,20 +75,27 @@ class OutputSink:
 
     def flush(self) -> None:
         """Send what is queued now."""
-        channel = self._channel
-        with channel.send_lock:
-            if not self._parts:
-                return
-            text = "".join(self._parts)
-            self._parts = []
-            self._size = 0
-            for start in range(0, len(text), _CHUNK_CHARS):
-                chunk = text[start : start + _CHUNK_CHARS]
-                try:
-                    data = chunk.encode("utf-8")
-                except UnicodeEncodeError:
-                    data = scrub_text(chunk).encode("utf-8")
-                channel.sock.sendall(encode_output(self._kind, data))
+        with self._channel.send_lock:
+            frames = self.take_frames()
+            if frames:
+                self._channel.sock.sendall(frames)
+
+    def take_frames(self) -> bytes:
+        """Return the queued text as output frames and clear the queue (lock held)."""
+        if not self._parts:
+            return b""
+        text = "".join(self._parts)
+        self._parts = []
+        self._size = 0
+        frames = []
+        for start in range(0, len(text), _CHUNK_CHARS):
+            chunk = text[start : start + _CHUNK_CHARS]
+            try:
+                data = chunk.encode("utf-8")
+            except UnicodeEncodeError:
+                data = scrub_text(chunk).encode("utf-8")
+            frames.append(encode_output(self._kind, data))
+        return b"".join(frames)
 
     def isatty(self) -> bool:
         """``False``: not a terminal."""
@@ -137,11 +145,11 @@ class WorkerChannel:
         self.stderr.flush()
 
     def send(self, message: dict[str, Any]) -> None:
-        """Send one message (after the output written before it)."""
+        """Send one message, after the output written before it, in one system call."""
         frame = encode_message(message)
-        self.flush()
         with self.send_lock:
-            self.sock.sendall(frame)
+            pending = self.stdout.take_frames() + self.stderr.take_frames()
+            self.sock.sendall(pending + frame if pending else frame)
 
     # -- receiving -----------------------------------------------------------------------
 
@@ -214,12 +222,11 @@ class WorkerChannel:
             "t": "call",
             "id": call_id,
             "name": name,
-            "args": to_jsonable(list(args)),
-            "kwargs": to_jsonable(kwargs),
+            "args": _plain(args) or to_jsonable(list(args)),
+            "kwargs": kwargs if _plain_keywords(kwargs) else to_jsonable(kwargs),
         }
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = asyncio._get_running_loop()
+        if loop is None:
             self.send(message)
             while call_id not in self._replies:
                 self._dispatch(self.sock.recv(_RECV_BYTES))
@@ -251,6 +258,36 @@ class WorkerChannel:
         if self._reader_loop is loop:
             loop.remove_reader(self.sock.fileno())
             self._reader_loop = None
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _plain(values: Any) -> list[Any] | None:
+    """``list(values)`` when every value is a plain str/int/float/bool/None, else None.
+
+    Such values cross as JSON unchanged (``to_jsonable`` is the identity on them, apart
+    from lone surrogates, huge ints and NaN, which take the slow path).
+    """
+    out = list(values)
+    for value in out:
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                return None
+        elif kind is int:
+            if not -(2**62) < value < 2**62:
+                return None
+        elif kind is float:
+            if not math.isfinite(value):
+                return None
+        elif kind is not bool and value is not None:
+            return None
+    return out
+
+
+def _plain_keywords(kwargs: dict[str, Any]) -> bool:
+    return _plain(kwargs.values()) is not None and all(key.isascii() for key in kwargs)
 
 
 def _unpack(reply: dict[str, Any], name: str) -> Any:
