@@ -161,6 +161,18 @@ async def test_B29_lone_surrogates_do_not_crash_the_worker() -> None:
         json.dumps(result.to_dict())
 
 
+async def test_source_with_a_lone_surrogate_reaches_the_worker() -> None:
+    """The source crosses the wire unchanged; what happens next is the compiler's call
+    (today it refuses such source, as in the thread runtime)."""
+    async with no_leaks(), SubprocessRuntime() as runtime:
+        result = await runtime.execute("x = '\ud800'\n[len(x), x]", TOOLS)
+        if result.ok:
+            assert result.value == [1, "\ufffd"]
+        else:
+            assert result.error_type in {"UnicodeEncodeError", "SyntaxError"}, result.error
+        json.dumps(result.to_dict())
+
+
 async def test_B23_concurrent_executions_keep_their_own_output() -> None:
     async with no_leaks(), SubprocessRuntime() as runtime:
         results: dict[str, Any] = {}

@@ -40,6 +40,13 @@ def test_big_integers_cross_exactly() -> None:
     assert parse_message(kind, payload)["value"] == [2**100, -(3**90)]
 
 
+def test_lone_surrogates_in_host_messages_cross_unchanged() -> None:
+    message = {"t": "run", "code": "x = '\ud800'"}
+    [(kind, payload)] = _decode_all(encode_message(message))
+    assert kind == KIND_JSON_BIGINT
+    assert parse_message(kind, payload) == message
+
+
 def test_output_frames_and_split_reads() -> None:
     data = encode_output(KIND_STDOUT, "héllo\n".encode()) + encode_output(KIND_STDERR, b"warn")
     data += encode_message({"t": "done", "value": None})

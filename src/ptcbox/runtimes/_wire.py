@@ -5,8 +5,9 @@ A stream of frames over a Unix socket. Each frame is a 4-byte big-endian length 
 
 - kind ``J``: one message, a JSON object encoded with orjson whose ``"t"`` field names
   its type (``run``, ``call``, ``result``, ``error``, ``done``);
-- kind ``j``: the same, for the rare message holding an integer beyond 64 bits, which
-  orjson cannot encode exactly: encoded and decoded with the standard ``json`` module;
+- kind ``j``: the same, for the rare message orjson cannot encode (an integer beyond 64
+  bits, a lone surrogate in the snippet's source): encoded and decoded with the
+  standard ``json`` module;
 - kind ``O`` / ``E``: a chunk of the snippet's stdout / stderr as UTF-8 text (lone
   surrogates already replaced by U+FFFD; the host decodes with ``errors="replace"``).
 
@@ -78,12 +79,12 @@ def encode_message(message: dict[str, Any]) -> bytes:
     kind = KIND_JSON
     try:
         payload = orjson.dumps(message)
-    except TypeError as exc:
-        if "64-bit" not in str(exc):
+    except TypeError as exc:  # an int beyond 64 bits, or a lone surrogate in a str
+        if "64-bit" not in str(exc) and "surrogates" not in str(exc):
             raise
         kind = KIND_JSON_BIGINT
-        text = json.dumps(message, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
-        payload = text.encode("utf-8")
+        text = json.dumps(message, allow_nan=False, separators=(",", ":"))
+        payload = text.encode("ascii")
     size = len(payload) + 1
     if size > MAX_FRAME_BYTES:
         raise WireProtocolError(
