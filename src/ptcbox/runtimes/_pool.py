@@ -89,7 +89,13 @@ class WorkerPool:
     # -- loop binding and template life --------------------------------------------------
 
     def _bind(self) -> asyncio.AbstractEventLoop:
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "SubprocessRuntime needs a running asyncio event loop (anyio on its "
+                "asyncio backend is fine; trio is not supported)"
+            ) from None
         old = self._loop
         if old is loop:
             return loop

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -98,6 +99,7 @@ class SubprocessRuntime:
 
     Raises:
         ValueError: If a numeric argument is out of range.
+        OSError: If the system is not Linux.
     """
 
     def __init__(
@@ -112,6 +114,8 @@ class SubprocessRuntime:
         max_file_bytes: int = 64 << 20,
         tool_threads: int = 32,
     ) -> None:
+        if not sys.platform.startswith("linux"):
+            raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         if min_idle < 0:
