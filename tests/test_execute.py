@@ -375,21 +375,42 @@ class _Interrupt(BaseException):
     pass
 
 
-@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
 def test_an_interrupted_caller_cancels_the_execution_and_the_facade_stays_usable() -> None:
+    """Ctrl-C while execute() waits: the execution is cancelled, the facade keeps working.
+
+    SIGUSR1 (not SIGALRM, which pytest-timeout uses) is sent to the main thread while it
+    waits; its handler raises, as the default SIGINT handler raises KeyboardInterrupt.
+    """
+
     def interrupt(signum: int, frame: object) -> None:
         raise _Interrupt
 
-    previous = signal.signal(signal.SIGALRM, interrupt)
+    ticks: list[float] = []
+
+    def tick() -> None:
+        """Record that the snippet is still running."""
+        ticks.append(time.monotonic())
+
+    main_thread = threading.get_ident()
+    sender = threading.Timer(0.3, signal.pthread_kill, args=(main_thread, signal.SIGUSR1))
+    previous = signal.signal(signal.SIGUSR1, interrupt)
     started = time.monotonic()
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        sender.start()
         with pytest.raises(_Interrupt):
-            execute("import time\ntime.sleep(20)", timeout=30)
+            execute(
+                "import time\nwhile True:\n    tick()\n    time.sleep(0.02)", [tick], timeout=30
+            )
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        sender.cancel()
+        signal.signal(signal.SIGUSR1, previous)
     assert time.monotonic() - started < 15
+    assert ticks  # it was running when interrupted
+    time.sleep(1.0)
+    settled = len(ticks)
+    time.sleep(1.0)
+    assert len(ticks) == settled  # and it stopped: the execution was cancelled
     assert execute("print('still fine')").stdout == "still fine\n"
 
 
