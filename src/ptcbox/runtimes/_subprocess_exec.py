@@ -288,18 +288,27 @@ class HostExecution:
         if ok and inspect.isawaitable(payload):  # a "sync" projection returned an awaitable
             self._post(self._await_on_loop, call, payload)
             return
-        self._finish_call(call, ok, payload)
+        self._finish_call(call, ok, payload, inline=True)
 
-    def _finish_call(self, call: _Call, ok: bool, payload: Any) -> None:
-        """Send the reply of a finished call and record it (any thread)."""
+    def _finish_call(self, call: _Call, ok: bool, payload: Any, *, inline: bool = False) -> None:
+        """Send the reply of a finished call and record it (any thread).
+
+        ``inline``: called by the channel thread, which reads ``done`` only after this
+        returns, so the reply may go first (the worker resumes sooner). Other threads
+        record first, so that the trace is complete when ``done`` arrives.
+        """
         if ok:
             frame: bytes = payload
             error = None
         else:
             error = describe_exception(payload)
             frame = _error_frame(call.call_id, "ToolError", call.spec.name, error)
-        self._record(call, ok, error)  # before the reply: the trace is complete at "done"
-        self._reply(frame)
+        if inline:
+            self._reply(frame)
+            self._record(call, ok, error)
+        else:
+            self._record(call, ok, error)
+            self._reply(frame)
 
     def _record(self, call: _Call, ok: bool, error: str | None) -> None:
         record = ToolCallRecord(
