@@ -25,6 +25,7 @@ import argparse
 import gc
 import io
 import json
+import random
 import statistics
 import sys
 import time
@@ -74,24 +75,18 @@ VARIANTS: list[tuple[str, SandboxPolicy, bool]] = [
 ]
 
 
-def _time(fn: Callable[[], Any], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
 def measure_loops(repeat: int) -> dict[str, dict[str, float]]:
-    """Median seconds per loop and variant (``"plain"`` is the baseline)."""
+    """Median seconds per loop and variant (``"plain"`` is the baseline).
+
+    The variants run round-robin, in a shuffled order, inside each repetition, so a load
+    spike from other processes hits all of them alike instead of skewing one column.
+    """
     results: dict[str, dict[str, float]] = {}
     sink = io.StringIO()
     for name, code in LOOPS.items():
-        row: dict[str, float] = {}
+        runners: dict[str, Callable[[], None]] = {}
         plain = compile(code, "<plain>", "exec")
-        row["plain"] = _time(lambda plain=plain: exec(plain, {"__name__": "__main__"}), repeat)
+        runners["plain"] = lambda plain=plain: exec(plain, {"__name__": "__main__"})
         for label, policy, enforced in VARIANTS:
             compiled = compile_snippet(code, policy, os_enforced_limits=enforced)
 
@@ -99,8 +94,20 @@ def measure_loops(repeat: int) -> dict[str, dict[str, float]]:
                 g = build_globals(policy, tools={}, stdout=sink, stderr=sink)
                 exec(compiled.code, g)
 
-            row[label] = _time(run, repeat)
-        results[name] = row
+            runners[label] = run
+        samples: dict[str, list[float]] = {label: [] for label in runners}
+        for fn in runners.values():
+            fn()  # warm up
+        order = list(runners.items())
+        shuffler = random.Random(name)
+        for _ in range(repeat):
+            shuffler.shuffle(order)  # no variant always runs first (position effects)
+            for label, fn in order:
+                gc.collect()
+                start = time.perf_counter()
+                fn()
+                samples[label].append(time.perf_counter() - start)
+        results[name] = {label: statistics.median(v) for label, v in samples.items()}
     return results
 
 
@@ -174,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few repetitions (smoke test)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
-    repeat = 3 if args.quick else 15
+    repeat = 3 if args.quick else 31
     number, orepeat = (200, 3) if args.quick else (20_000, 7)
     loops = measure_loops(repeat)
     overhead = measure_overhead(number, orepeat)

@@ -6,6 +6,23 @@ Runtimes use it in three steps::
     g = build_globals(policy, tools=..., stdout=..., stderr=...)
     exec(compiled.code, g)    # or: await eval(compiled.code, g) if compiled.is_async
     value = g.get(VALUE_NAME) if compiled.has_value else None
+
+What the restricted policy guarantees (in any runtime): snippets cannot reach frames,
+code objects, tracebacks, generator/coroutine internals, the event loop, dunder or
+private attributes of objects they did not create, ``str.format``-style attribute
+traversal, modules outside the allowlist (nor the real module objects of allowed ones),
+or change modules and classes shared with the host; ``eval``/``exec``/``open``/
+``globals``/``vars``/3-argument ``type`` are not builtins (see
+:data:`EXCLUDED_BUILTINS` and :data:`EXCLUDED_MODULES` for every exclusion and why).
+
+What the thread runtime cannot guarantee: the size guards stop the common one-call
+bombs (``10 ** 10 ** 8``, ``"a" * 10 ** 10``, ``s.ljust(10 ** 10)``, ``bytes(n)``,
+``math.factorial(n)``, huge format widths ...) before they start, and a pure-Python loop
+is interrupted at the next bytecode, but a single C call that holds the GIL (a
+pathological regular expression, ``int(Decimal("1e999999999"))``, sorting a huge list)
+runs to its end, and memory in general is not bounded (``list(range(10 ** 10))``).
+Use ``SubprocessRuntime`` for untrusted code where that matters: it kills the process
+at the deadline and enforces ``max_memory_bytes``/``max_cpu_seconds`` with rlimits.
 """
 
 from ptcbox.sandbox._builtins import EXCLUDED_BUILTINS

@@ -165,13 +165,15 @@ class SizedConstructor:
 
     __slots__ = ("_check", "_kind", "_real")
 
-    def __init__(self, real: type, kind: str, check: Callable[[str, tuple[Any, ...]], None]):
+    def __init__(
+        self, real: type, kind: str, check: Callable[[str, tuple[Any, ...]], tuple[Any, ...]]
+    ) -> None:
         object.__setattr__(self, "_real", real)
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_check", check)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self._check(self._kind, args)
+        args = self._check(self._kind, args)
         return self._real(*args, **kwargs)
 
     def __instancecheck__(self, obj: Any) -> bool:
@@ -285,6 +287,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "__build_class__": _build_class,
             # guards called by compiled code
             "_getattr_": guards.getattr,
+            "_getattr_private_": guards.getattr_private,
             "_write_": guarded_write,
             "_write_private_": guarded_write_private,
             "_apply_": _apply,

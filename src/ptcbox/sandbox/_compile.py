@@ -56,7 +56,10 @@ def compile_snippet(
         policy: The sandbox policy.
         filename: The name shown in tracebacks.
         os_enforced_limits: The OS bounds memory and CPU (``SubprocessRuntime``): the
-            arithmetic size guards are compiled out so hot loops run at native speed.
+            repetition and formatting size guards (``*``, ``%``, format widths) are
+            compiled out so hot loops run at native speed. ``**`` and ``<<`` stay guarded
+            where the exponent is not a small literal: one such C call would otherwise
+            burn the whole timeout before failing.
 
     Returns:
         The compiled snippet.

@@ -23,7 +23,9 @@ __all__ = ["TextSink", "build_globals"]
 class TextSink(Protocol):
     """Where ``print`` output goes: anything with ``write(str)``."""
 
-    def write(self, text: str, /) -> Any: ...
+    def write(self, text: str, /) -> Any:
+        """Receive ``text`` (a str, possibly containing lone surrogates)."""
+        ...
 
 
 _base_lock = threading.Lock()
@@ -152,15 +154,15 @@ def _wrap_tool(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
 
     tool.__name__ = tool.__qualname__ = name
-    tool.__doc__ = getattr(fn, "__doc__", None)
+    tool.__doc__ = fn.__doc__
     return tool
 
 
 def _check_names(names: Mapping[str, Any], what: str) -> None:
     for name in names:
-        if not isinstance(name, str):
+        if type(name) is not str:
             raise ValueError(f"{what}: names must be str, got {name!r}")
-        if is_reserved(name) and name != "__doc__":
+        if name[:1] == "_" and is_reserved(name) and name != "__doc__":
             raise ValueError(
                 f"{what}: {name!r} is reserved for the sandbox (names that start and end with '_')"
             )

@@ -24,7 +24,14 @@ from ptcbox.sandbox._names import (
     is_private,
     restricted_reason,
 )
-from ptcbox.sandbox._owner import describe, is_owned, private_ok
+from ptcbox.sandbox._owner import (
+    OWNED_ATTR,
+    PRIVATE_ATTR,
+    SANDBOX_MARK,
+    describe,
+    is_owned,
+    private_ok,
+)
 
 __all__ = [
     "FORMAT_REFUSED",
@@ -69,7 +76,7 @@ class AttributeGuards:
             ``obj`` is not a str/bytes/int (then the plain attribute is returned).
     """
 
-    __slots__ = ("getattr", "hasattr", "size_wrapper")
+    __slots__ = ("getattr", "getattr_private", "hasattr", "size_wrapper")
 
     def __init__(self, size_wrapper: Callable[[Any, str], Any]) -> None:
         self.size_wrapper = size_wrapper
@@ -101,7 +108,15 @@ class AttributeGuards:
                 return False
             return hasattr(obj, name)
 
+        def guarded_getattr_private(obj: Any, name: str, /) -> Any:
+            """Compiled ``obj._name``: fast when ``obj`` is the snippet's own object."""
+            tp = type(obj)
+            if getattr(tp, PRIVATE_ATTR, None) is tp:
+                return getattr(obj, name)
+            return guarded_getattr(obj, name)
+
         self.getattr = guarded_getattr
+        self.getattr_private = guarded_getattr_private
         self.hasattr = guarded_hasattr
 
     def _special(self, obj: Any, name: str, default: Any) -> Any:
@@ -179,6 +194,8 @@ def check_attribute_write(obj: Any, name: str, action: str) -> None:
 
 def guarded_write(obj: Any) -> Any:
     """``_write_(obj)`` for ``obj.public = v`` / ``del obj.public`` in compiled code."""
+    if getattr(type(obj), OWNED_ATTR, None) is SANDBOX_MARK:
+        return obj
     if is_owned(obj) or (isinstance(obj, BaseException) and not isinstance(obj, type)):
         return obj
     raise PolicyViolation(
@@ -189,7 +206,8 @@ def guarded_write(obj: Any) -> Any:
 
 def guarded_write_private(obj: Any) -> Any:
     """``_write_private_(obj)`` for ``obj._private = v`` in compiled code."""
-    if private_ok(obj):
+    tp = type(obj)
+    if getattr(tp, PRIVATE_ATTR, None) is tp or private_ok(obj):
         return obj
     raise PolicyViolation(
         f"cannot modify private attributes of {describe(obj)}: only the snippet's own "

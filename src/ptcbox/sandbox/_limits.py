@@ -16,17 +16,15 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections import deque
 from collections.abc import Callable
 from fractions import Fraction
-from itertools import islice
 from typing import Any, Final
 
 from ptcbox.errors import ArithmeticLimitExceeded
+from ptcbox.sandbox._strsize import SEQ_LEN, as_index, real_len, size_checked_method
 
-__all__ = ["Limits"]
+__all__ = ["Limits", "as_index"]
 
-_SEQ_ITEM_BYTES: Final = {str: 1, bytes: 1, bytearray: 1, list: 8, tuple: 8, deque: 8}
 _PERCENT_FIELD: Final = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _BYTE_PERCENT_FIELD: Final = re.compile(rb"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _DIGITS: Final = re.compile(r"\d+")
@@ -62,16 +60,15 @@ class Limits:
             raise ArithmeticLimitExceeded(operation, self.max_int_bits, int(bits), "bits")
 
     def pow_bits(self, base: Any, exp: Any) -> float:
-        """Estimated bits of ``base ** exp`` (0 when it is not an exact power)."""
-        tb = type(exp)
-        if tb is Fraction and exp.denominator == 1:
-            exp, tb = exp.numerator, int
-        if tb is not int and tb is not bool:
+        """Estimated bits of ``base ** exp`` (0 when it cannot be a huge exact power)."""
+        if isinstance(exp, Fraction) and exp.denominator == 1:
+            exp = exp.numerator
+        if not isinstance(exp, int):
             return 0.0
-        ta = type(base)
-        if ta is int or ta is bool:
-            return _int_pow_bits(base, abs(exp))
-        if ta is Fraction:
+        exp = int.__index__(exp)
+        if isinstance(base, int):
+            return _int_pow_bits(int.__index__(base), abs(exp))
+        if isinstance(base, Fraction):
             return _int_pow_bits(max(abs(base.numerator), base.denominator), abs(exp))
         return 0.0
 
@@ -90,12 +87,15 @@ class Limits:
             return pow(base, exp, mod)
         return self.pow(base, exp)
 
+    def _shift_bits(self, a: Any, b: Any) -> None:
+        if isinstance(a, int) and isinstance(b, int):
+            shift = int.__index__(b)
+            if shift > 0:
+                self.int_bits("<<", int.__index__(a).bit_length() + shift)
+
     def lshift(self, a: Any, b: Any) -> Any:
         """``a << b`` with the result size checked first."""
-        if type(a) is int and type(b) is int and b > 0:
-            bits = a.bit_length() + b
-            if bits > self.max_int_bits:
-                raise ArithmeticLimitExceeded("<<", self.max_int_bits, bits, "bits")
+        self._shift_bits(a, b)
         return a << b
 
     # -- repetition -----------------------------------------------------------------
@@ -105,40 +105,51 @@ class Limits:
         if nbytes > self.max_repeat_bytes:
             raise ArithmeticLimitExceeded(operation, self.max_repeat_bytes, nbytes, "bytes")
 
-    def _check_mul(self, a: Any, b: Any) -> None:
+    def mul(self, a: Any, b: Any) -> Any:
+        """``a * b`` with sequence repetition and integer products size-checked."""
         ta, tb = type(a), type(b)
+        if ta is float or tb is float:
+            return a * b
         if ta is int and tb is int:
             if a.bit_length() + b.bit_length() > self.max_int_bits:
                 self.int_bits("*", a.bit_length() + b.bit_length())
-            return
-        if tb is int or tb is bool:
-            seq, n = a, b
-        elif ta is int or ta is bool:
-            seq, n = b, a
-        else:
-            return
-        if n <= 1:
-            return
-        for kind, size in _SEQ_ITEM_BYTES.items():
-            if isinstance(seq, kind):
-                self.repeat_bytes("*", len(seq) * n * size)
-                return
-
-    def mul(self, a: Any, b: Any) -> Any:
-        """``a * b`` with sequence repetition and integer products size-checked."""
-        if type(a) is float or type(b) is float:
             return a * b
-        self._check_mul(a, b)
+        seq_len = real_len(a)
+        if seq_len is not None:
+            n = as_index(b)
+            if n is not None:
+                self._check_repeat(a, seq_len, n)
+                return a * n
+        else:
+            seq_len = real_len(b)
+            if seq_len is not None:
+                n = as_index(a)
+                if n is not None:
+                    self._check_repeat(b, seq_len, n)
+                    return n * b
         return a * b
+
+    def _check_repeat(self, seq: Any, length: int, n: int) -> None:
+        if n > 1:
+            size = next(size for kind, _, size in SEQ_LEN if isinstance(seq, kind))
+            self.repeat_bytes("*", length * n * size)
 
     def imul(self, a: Any, b: Any) -> Any:
         """``a *= b`` (in place where the type supports it), size-checked."""
-        self._check_mul(a, b)
+        seq_len = real_len(a)
+        if seq_len is not None:
+            n = as_index(b)
+            if n is not None:
+                self._check_repeat(a, seq_len, n)
+                return operator.imul(a, n)  # type: ignore[no-untyped-call]
+        elif type(a) is int and type(b) is int:
+            self.int_bits("*", a.bit_length() + b.bit_length())
+        elif real_len(b) is not None:
+            return self.mul(a, b)
         return operator.imul(a, b)  # type: ignore[no-untyped-call]
 
     def ipow(self, a: Any, b: Any) -> Any:
         """``a **= b``, size-checked."""
-        self.pow(a, 0)  # type check only
         bits = self.pow_bits(a, b)
         if bits > self.max_int_bits:
             raise ArithmeticLimitExceeded("**", self.max_int_bits, int(bits), "bits")
@@ -146,8 +157,7 @@ class Limits:
 
     def ilshift(self, a: Any, b: Any) -> Any:
         """``a <<= b``, size-checked."""
-        if type(a) is int and type(b) is int and b > 0:
-            self.int_bits("<<", a.bit_length() + b)
+        self._shift_bits(a, b)
         return operator.ilshift(a, b)  # type: ignore[no-untyped-call]
 
     # -- formatting -----------------------------------------------------------------
@@ -163,8 +173,8 @@ class Limits:
                 elif value == star:
                     values = args if isinstance(args, tuple) else (args,)
                     for item in values:
-                        if type(item) is int:
-                            largest = max(largest, abs(item))
+                        if isinstance(item, int):
+                            largest = max(largest, abs(int.__index__(item)))
         self.repeat_bytes("%", largest)
 
     def mod(self, a: Any, b: Any) -> Any:
@@ -203,95 +213,36 @@ class Limits:
         self.check_format_spec(spec)
         return format(value, spec)
 
-    # -- str / bytes / int methods ----------------------------------------------------
+    # -- str / bytes / int methods: see _strsize.py ----------------------------------
 
     def size_wrapper(self, obj: Any, name: str) -> Callable[..., Any] | None:
         """A size-checked ``obj.name`` for str/bytes/int methods, else ``None``."""
-        if isinstance(obj, str | bytes | bytearray):
-            return self._bound(getattr(obj, name), obj, name)
-        if obj is str or obj is bytes or obj is bytearray:
-            method = getattr(obj, name)
-
-            def unbound(self_: Any, *args: Any, **kwargs: Any) -> Any:
-                if isinstance(self_, str | bytes | bytearray):
-                    self._estimate(self_, name, args, kwargs)
-                return method(self_, *args, **kwargs)
-
-            return unbound
-        if isinstance(obj, int) and name == "to_bytes":
-            return self._bound(obj.to_bytes, obj, name)
-        if obj is int and name == "to_bytes":
-
-            def to_bytes(self_: Any, *args: Any, **kwargs: Any) -> Any:
-                self._estimate(self_, name, args, kwargs)
-                return int.to_bytes(self_, *args, **kwargs)
-
-            return to_bytes
-        return None
-
-    def _bound(self, method: Callable[..., Any], obj: Any, name: str) -> Callable[..., Any]:
-        estimate = self._estimate
-
-        def checked(*args: Any, **kwargs: Any) -> Any:
-            args = estimate(obj, name, args, kwargs)
-            return method(*args, **kwargs)
-
-        checked.__name__ = name
-        checked.__doc__ = method.__doc__
-        return checked
-
-    def _estimate(
-        self, obj: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Any, ...]:
-        """Raise if ``obj.name(*args, **kwargs)`` would be too large; may return new args."""
-        if name in ("ljust", "rjust", "center", "zfill"):
-            width = args[0] if args else kwargs.get("width", 0)
-            if type(width) is int:
-                self.repeat_bytes(f"str.{name}", width)
-        elif name == "expandtabs":
-            tabsize = args[0] if args else kwargs.get("tabsize", 8)
-            if type(tabsize) is int and tabsize > 0:
-                tab = "\t" if isinstance(obj, str) else b"\t"
-                self.repeat_bytes("expandtabs", len(obj) + obj.count(tab) * tabsize)
-        elif name == "replace" and len(args) >= 2:
-            old, new = args[0], args[1]
-            count = args[2] if len(args) > 2 else kwargs.get("count", -1)
-            if isinstance(old, str | bytes | bytearray) and isinstance(
-                new, str | bytes | bytearray
-            ):
-                grow = len(new) - len(old)
-                if grow > 0:
-                    hits = obj.count(old) if old else len(obj) + 1
-                    if type(count) is int and count >= 0:
-                        hits = min(hits, count)
-                    self.repeat_bytes("replace", len(obj) + hits * grow)
-        elif name == "join" and args:
-            items = args[0]
-            if not isinstance(items, list | tuple):
-                cap = self.max_repeat_bytes // 8 + 1
-                items = list(islice(items, cap + 1))
-                if len(items) > cap:
-                    self.repeat_bytes("join", len(items) * 8)
-                args = (items, *args[1:])
-            try:
-                total = sum(map(len, items)) + max(len(items) - 1, 0) * len(obj)
-            except TypeError:
-                return args  # join itself raises the proper TypeError
-            self.repeat_bytes("join", total)
-        elif name == "to_bytes":
-            length = args[0] if args else kwargs.get("length", 1)
-            if type(length) is int:
-                self.repeat_bytes("int.to_bytes", length)
-        return args
+        return size_checked_method(self, obj, name)
 
     # -- constructors -----------------------------------------------------------------
 
-    def check_sized_constructor(self, kind: str, args: tuple[Any, ...]) -> None:
-        """``bytes(n)`` / ``bytearray(n)`` allocate n bytes: check n."""
-        if args and type(args[0]) is int:
-            self.repeat_bytes(f"{kind}(n)", args[0])
+    def check_sized_constructor(self, kind: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``bytes(n)`` / ``bytearray(n)`` allocate n bytes: check n (read once)."""
+        if args:
+            first = args[0]
+            tp = type(first)
+            if tp is int or (
+                hasattr(tp, "__index__")
+                and not isinstance(first, str | bytes | bytearray)
+                and not hasattr(tp, "__bytes__")
+                and not hasattr(tp, "__iter__")
+                and not hasattr(tp, "__buffer__")
+            ):
+                n = as_index(first)
+                if n is not None:
+                    self.repeat_bytes(f"{kind}(n)", n)
+                    return (n, *args[1:])
+        return args
 
-    def check_decimal_precision(self, prec: Any) -> None:
+    def check_decimal_precision(self, prec: Any) -> Any:
         """A decimal context precision (digits) must stay within max_int_bits."""
-        if type(prec) is int:
-            self.int_bits("decimal precision", prec * 3.33)
+        n = as_index(prec)
+        if n is None:
+            return prec
+        self.int_bits("decimal precision", n * 3.33)
+        return n

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptcbox.errors import PolicyViolation
-from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._limits import Limits, as_index
 from ptcbox.sandbox._owner import register_class, require_owned
 from ptcbox.sandbox._proxy import freeze
 
@@ -28,6 +28,18 @@ class ModuleContext:
 
     limits: Limits
     sleep: Callable[[float], None] | None
+
+
+def _ix(value: Any) -> int:
+    """An int argument, normalised once (``__index__`` read a single time).
+
+    Raises:
+        TypeError: ``value`` is not an integer.
+    """
+    n = as_index(value)
+    if n is None:
+        raise TypeError(f"{type(value).__name__!r} object cannot be interpreted as an integer")
+    return n
 
 
 def _public(module: types.ModuleType, skip: set[str] | frozenset[str] = frozenset()) -> Attrs:
@@ -51,36 +63,41 @@ def _math(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str
 
     def factorial(n: int, /) -> int:
         """Return n factorial; results over max_int_bits are refused."""
-        if type(n) is int and n > 20:
-            lim.int_bits("math.factorial", math.lgamma(n + 1) / math.log(2))
-        return math.factorial(n)
+        m = _ix(n)
+        if m > 20:
+            lim.int_bits("math.factorial", math.lgamma(m + 1) / math.log(2))
+        return math.factorial(m)
 
     def comb(n: int, k: int, /) -> int:
         """Number of ways to choose k items from n; results over max_int_bits are refused."""
-        if type(n) is int and type(k) is int and n > 64 and 0 <= k <= n:
-            lim.int_bits("math.comb", min(n, min(k, n - k) * math.log2(n)))
-        return math.comb(n, k)
+        nn, kk = _ix(n), _ix(k)
+        if nn > 64 and 0 <= kk <= nn:
+            lim.int_bits("math.comb", min(nn, min(kk, nn - kk) * math.log2(nn)))
+        return math.comb(nn, kk)
 
     def perm(n: int, k: int | None = None, /) -> int:
         """Number of ways to arrange k of n items; results over max_int_bits are refused."""
-        kk = n if k is None else k
-        if type(n) is int and type(kk) is int and n > 20 and 0 < kk <= n:
-            lim.int_bits("math.perm", kk * math.log2(n))
-        return math.perm(n, k)
+        nn = _ix(n)
+        kk = nn if k is None else _ix(k)
+        if nn > 20 and 0 < kk <= nn:
+            lim.int_bits("math.perm", kk * math.log2(nn))
+        return math.perm(nn, kk)
 
     def prod(iterable: Any, /, *, start: Any = 1) -> Any:
         """Product of the items; integer results over max_int_bits are refused."""
-        items = list(iterable)
+        items = [int.__index__(x) if isinstance(x, int) else x for x in iterable]
         bits = sum(x.bit_length() for x in items if type(x) is int)
-        if type(start) is int:
+        if isinstance(start, int):
+            start = int.__index__(start)
             bits += start.bit_length()
         lim.int_bits("math.prod", bits)
         return math.prod(items, start=start)
 
     def lcm(*integers: int) -> int:
         """Least common multiple; results over max_int_bits are refused."""
-        lim.int_bits("math.lcm", sum(x.bit_length() for x in integers if type(x) is int))
-        return math.lcm(*integers)
+        values = [_ix(x) for x in integers]
+        lim.int_bits("math.lcm", sum(x.bit_length() for x in values))
+        return math.lcm(*values)
 
     attrs.update(factorial=factorial, comb=comb, perm=perm, prod=prod, lcm=lcm)
     return attrs, {}
@@ -113,23 +130,27 @@ def _random_classes(lim: Limits) -> tuple[type, type]:
         """random.Random with getrandbits/randbytes capped by the sandbox limits."""
 
         def getrandbits(self, k: int, /) -> int:
-            lim.int_bits("random.getrandbits", k)
-            return super().getrandbits(k)
+            kk = _ix(k)
+            lim.int_bits("random.getrandbits", kk)
+            return super().getrandbits(kk)
 
         def randbytes(self, n: int) -> bytes:
-            lim.repeat_bytes("random.randbytes", n)
-            return super().randbytes(n)
+            nn = _ix(n)
+            lim.repeat_bytes("random.randbytes", nn)
+            return super().randbytes(nn)
 
     class SystemRandom(_random.SystemRandom):
         """random.SystemRandom with getrandbits/randbytes capped by the sandbox limits."""
 
         def getrandbits(self, k: int, /) -> int:
-            lim.int_bits("random.getrandbits", k)
-            return super().getrandbits(k)
+            kk = _ix(k)
+            lim.int_bits("random.getrandbits", kk)
+            return super().getrandbits(kk)
 
         def randbytes(self, n: int) -> bytes:
-            lim.repeat_bytes("random.randbytes", n)
-            return super().randbytes(n)
+            nn = _ix(n)
+            lim.repeat_bytes("random.randbytes", nn)
+            return super().randbytes(nn)
 
     for cls in (Random, SystemRandom):
         cls.__module__ = "random"
@@ -241,12 +262,16 @@ def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[
 
     def Context(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - mirrors the class
         """decimal.Context(prec=None, ...) -- sandboxed: precision capped by max_int_bits."""
-        lim.check_decimal_precision(args[0] if args else kwargs.get("prec"))
+        if args:
+            args = (lim.check_decimal_precision(args[0]), *args[1:])
+        elif kwargs.get("prec") is not None:
+            kwargs["prec"] = lim.check_decimal_precision(kwargs["prec"])
         return real_context(*args, **kwargs)
 
     def localcontext(ctx_: Any = None, **kwargs: Any) -> Any:
         """decimal.localcontext(ctx=None, **kwargs) -- sandboxed: precision capped."""
-        lim.check_decimal_precision(kwargs.get("prec"))
+        if kwargs.get("prec") is not None:
+            kwargs["prec"] = lim.check_decimal_precision(kwargs["prec"])
         if ctx_ is not None:
             lim.check_decimal_precision(ctx_.prec)
         return real_local(ctx_, **kwargs)
@@ -389,9 +414,10 @@ def _itertools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dic
 
     def product(*iterables: Any, repeat: int = 1) -> Any:
         """itertools.product -- sandboxed: ``repeat`` copies of the pools are size-checked."""
-        if type(repeat) is int and repeat > 1:
-            lim.repeat_bytes("itertools.product", repeat * max(len(iterables), 1) * 8)
-        return real_product(*iterables, repeat=repeat)
+        times = _ix(repeat)
+        if times > 1:
+            lim.repeat_bytes("itertools.product", times * max(len(iterables), 1) * 8)
+        return real_product(*iterables, repeat=times)
 
     attrs["product"] = product
     return attrs, {}

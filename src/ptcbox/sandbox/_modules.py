@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import math
-import random
 import threading
 import types
 from collections.abc import Callable
@@ -137,7 +135,7 @@ class ImportHook:
         sleep: Replacement for ``time.sleep``, or ``None`` for the real one.
     """
 
-    __slots__ = ("_allowed", "_ctx", "_local", "allowed_text")
+    __slots__ = ("_allowed", "_ctx", "_limits", "_local", "_sleep")
 
     def __init__(
         self,
@@ -146,9 +144,22 @@ class ImportHook:
         sleep: Callable[[float], None] | None,
     ) -> None:
         self._allowed = allowed
-        self._ctx = ModuleContext(limits=limits, sleep=sleep)
+        self._limits = limits
+        self._sleep = sleep
+        self._ctx: ModuleContext | None = None
         self._local: dict[str, ModuleProxy] = {}
-        self.allowed_text = ", ".join(sorted(allowed)) or "(none)"
+
+    @property
+    def allowed_text(self) -> str:
+        """The allowlist, sorted, for error messages."""
+        return ", ".join(sorted(self._allowed)) or "(none)"
+
+    @property
+    def ctx(self) -> ModuleContext:
+        """Built on the first import (most executions import nothing or little)."""
+        if self._ctx is None:
+            self._ctx = ModuleContext(limits=self._limits, sleep=self._sleep)
+        return self._ctx
 
     def __call__(
         self,
@@ -203,19 +214,19 @@ class ImportHook:
             return proxy
         subs = self._submodules(name)
         if name in self._allowed or name in _ALWAYS_ALLOWED:
-            if name in _PER_EXECUTION or (name == "time" and self._ctx.sleep is not None):
-                proxy = build_module(name, self._ctx, subs)
+            if name in _PER_EXECUTION or (name == "time" and self._sleep is not None):
+                proxy = build_module(name, self.ctx, subs)
             else:
                 key = (
                     name,
-                    self._ctx.limits.max_int_bits,
-                    self._ctx.limits.max_repeat_bytes,
+                    self._limits.max_int_bits,
+                    self._limits.max_repeat_bytes,
                     tuple(sorted(subs)),
                 )
                 with _shared_lock:
                     proxy = _shared_cache.get(key)
                     if proxy is None:
-                        proxy = build_module(name, self._ctx, subs)
+                        proxy = build_module(name, self.ctx, subs)
                         _shared_cache[key] = proxy
         else:
             # a package that is not allowed itself, but has allowed submodules
@@ -225,5 +236,3 @@ class ImportHook:
 
 
 _PER_EXECUTION: Final = frozenset({"random"})
-
-_ = (math, random)

@@ -80,7 +80,7 @@ FORMAT_METHODS: frozenset[str] = frozenset({"format", "format_map"})
 """``str.format``/``format_map`` traverse attributes of their arguments (CVE-2023-41039)."""
 
 SIZE_GUARDED_METHODS: frozenset[str] = frozenset(
-    {"ljust", "rjust", "center", "zfill", "expandtabs", "replace", "join", "to_bytes"}
+    {"ljust", "rjust", "center", "zfill", "expandtabs", "replace", "join", "translate", "to_bytes"}
 )
 """str/bytes/int methods whose result size is checked against ``max_repeat_bytes``."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import types
-import weakref
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
@@ -31,24 +30,47 @@ SANDBOX_MARK_NAME: Final = "_ptc_sandbox_"
 """Global set in every sandboxed namespace; a function whose ``__globals__`` carries it was
 defined by a snippet."""
 
-_SNIPPET_CLASSES: weakref.WeakSet[type] = weakref.WeakSet()
-_PRIVATE_OK: weakref.WeakSet[type] = weakref.WeakSet()
+OWNED_ATTR: Final = "_ptc_owned_"
+PRIVATE_ATTR: Final = "_ptc_private_ok_"
+_NOT_PRIVATE_OK: Final = object()
 _FunctionType = types.FunctionType
+# Marks live on the classes themselves (``_x_`` names, which snippets can neither read nor
+# write): a type-attribute lookup is cached by the interpreter, far cheaper than a WeakSet
+# membership test, and the mark dies with the class.
 
 
-def register_class(cls: type) -> None:
+def register_class(cls: Any) -> None:
     """Record ``cls`` as created by a snippet (its class statement ran in the sandbox)."""
-    _SNIPPET_CLASSES.add(cls)
+    if isinstance(cls, type):
+        type.__setattr__(cls, OWNED_ATTR, SANDBOX_MARK)
 
 
 def is_owned(obj: Any) -> bool:
     """True for the snippet's own functions, classes and instances of its classes."""
     tp = type(obj)
-    if tp in _SNIPPET_CLASSES:
-        return True
+    if getattr(tp, OWNED_ATTR, None) is SANDBOX_MARK:
+        return True  # an instance of a snippet class (subclasses of one are the snippet's)
     if tp is _FunctionType:
         return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
-    return isinstance(obj, type) and obj in _SNIPPET_CLASSES
+    return isinstance(obj, type) and getattr(obj, OWNED_ATTR, None) is SANDBOX_MARK
+
+
+def _own_mark(cls: type) -> bool:
+    return cls.__dict__.get(OWNED_ATTR) is SANDBOX_MARK
+
+
+def private_ok_class(cls: type) -> bool:
+    """True when every class in ``cls``'s MRO is the snippet's or a builtin type."""
+    cached = getattr(cls, PRIVATE_ATTR, None)
+    if cached is cls:  # set on cls itself (an inherited value names the parent)
+        return True
+    if not _own_mark(cls):
+        return False
+    if cached is not None and cls.__dict__.get(PRIVATE_ATTR) is _NOT_PRIVATE_OK:
+        return False
+    ok = all(_own_mark(base) or base.__module__ == "builtins" for base in cls.__mro__)
+    type.__setattr__(cls, PRIVATE_ATTR, cls if ok else _NOT_PRIVATE_OK)
+    return ok
 
 
 def private_ok(obj: Any) -> bool:
@@ -59,18 +81,12 @@ def private_ok(obj: Any) -> bool:
     private attributes). A snippet subclass of, say, ``asyncio.Queue`` fails: its private
     attributes include the host's event loop.
     """
-    if type(obj) is _FunctionType:
-        return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
-    cls = obj if isinstance(obj, type) else type(obj)
-    if cls in _PRIVATE_OK:
+    tp = type(obj)
+    if getattr(tp, PRIVATE_ATTR, None) is tp:
         return True
-    if cls not in _SNIPPET_CLASSES:
-        return False
-    for base in cls.__mro__:
-        if base not in _SNIPPET_CLASSES and base.__module__ != "builtins":
-            return False
-    _PRIVATE_OK.add(cls)
-    return True
+    if tp is _FunctionType:
+        return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
+    return private_ok_class(obj if isinstance(obj, type) else tp)
 
 
 def describe(obj: Any) -> str:

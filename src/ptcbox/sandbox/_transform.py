@@ -42,6 +42,10 @@ from ptcbox.sandbox._numeric import NumericScopes, bound_names
 __all__ = ["VALUE_NAME", "PtcTransformer"]
 
 VALUE_NAME = "_ptc_value_"
+"""Global that receives the value of a snippet's trailing expression (REPL-style).
+
+Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite of the
+last expression statement writes it."""
 
 _GUARDED_BINOPS: dict[type[ast.operator], str] = {
     ast.Pow: "_pow_",
@@ -84,7 +88,9 @@ class PtcTransformer(RestrictingNodeTransformer):
 
     Args:
         errors, warnings, used_names: As for ``RestrictingNodeTransformer``.
-        size_guards: Compile ``**``/``<<``/``*``/``%`` through the size guards.
+        size_guards: Compile ``*``/``%``/format specs through the size guards (``**`` and
+            ``<<`` are always guarded: in a subprocess too, a clear error at once beats
+            burning the whole timeout on one C call).
     """
 
     def __init__(
@@ -156,7 +162,8 @@ class PtcTransformer(RestrictingNodeTransformer):
         if isinstance(node.ctx, ast.Load):
             if attr in NATIVE_ATTRS:
                 return node
-            new: ast.expr = _call("_getattr_", node.value, ast.Constant(attr))
+            guard = "_getattr_private_" if is_private(attr) else "_getattr_"
+            new: ast.expr = _call(guard, node.value, ast.Constant(attr))
             copy_locations(new, node)
             return new
         guard = "_write_private_" if is_private(attr) else "_write_"
@@ -309,10 +316,13 @@ class PtcTransformer(RestrictingNodeTransformer):
             return False
         return True
 
+    def _guarded(self, op: ast.operator) -> bool:
+        return self.size_guards or isinstance(op, ast.Pow | ast.LShift)
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         node = self.node_contents_visit(node)
         guard = _GUARDED_BINOPS.get(type(node.op))
-        if guard is None or not self.size_guards or self._binop_is_safe(node):
+        if guard is None or not self._guarded(node.op) or self._binop_is_safe(node):
             return node
         new = _call(guard, node.left, node.right)
         copy_locations(new, node)
@@ -321,7 +331,7 @@ class PtcTransformer(RestrictingNodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         target = node.target
         op = node.op
-        guard = _GUARDED_AUGOPS.get(type(op)) if self.size_guards else None
+        guard = _GUARDED_AUGOPS.get(type(op)) if self._guarded(op) else None
         # the left operand is the target's current value; only a Name can be known numeric
         left_id = target.id if isinstance(target, ast.Name) else "_ptc_unknown_"
         left = ast.Name(id=left_id, ctx=ast.Load())
