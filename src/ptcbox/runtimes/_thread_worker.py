@@ -22,7 +22,6 @@ import os
 import queue
 import sys
 import threading
-import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -68,6 +67,7 @@ _SetAsyncExcTracer.restype = None
 _MAX_IDLE_WORKERS = 8
 _IDLE_SECONDS = 60.0
 _REARM_SECONDS = 0.02
+_MAX_REARM_SECONDS = 0.5
 
 _local = threading.local()
 
@@ -314,12 +314,17 @@ def _noop() -> None:
 class _Reaper:
     """One daemon thread that re-injects the stop into threads that have not left yet.
 
-    It exists only while some stopped thread is still inside a snippet.
+    The line tracer does most of the work; the reaper covers an exception that C code
+    swallowed before the tracer was armed, and wakes event loops the snippet runs. It
+    pokes every 20 ms, backing off to 0.5 s while nothing new is watched (a thread
+    blocked in a tool can take long), and exists only while some stopped thread is
+    still inside a snippet.
     """
 
     _cond = threading.Condition()
     _watched: set[Control] = set()  # noqa: RUF012 - guarded by _cond
     _thread: threading.Thread | None = None
+    _fresh = False
 
     @classmethod
     def watch(cls, control: Control) -> None:
@@ -327,12 +332,15 @@ class _Reaper:
             if control.finished:
                 return
             cls._watched.add(control)
+            cls._fresh = True
+            cls._cond.notify()
             if cls._thread is None:
                 cls._thread = threading.Thread(target=cls._run, name="ptcbox-reaper", daemon=True)
                 cls._thread.start()
 
     @classmethod
     def _run(cls) -> None:
+        delay = _REARM_SECONDS
         while True:
             with cls._cond:
                 live = [c for c in cls._watched if not c.finished]
@@ -342,13 +350,21 @@ class _Reaper:
                     return
             for control in live:
                 control.poke()
-            time.sleep(_REARM_SECONDS)
+            with cls._cond:
+                if not cls._fresh:
+                    cls._cond.wait(delay)
+                if cls._fresh:
+                    cls._fresh = False
+                    delay = _REARM_SECONDS
+                else:
+                    delay = min(delay * 1.5, _MAX_REARM_SECONDS)
 
     @classmethod
     def reset_after_fork(cls) -> None:
         cls._cond = threading.Condition()
         cls._watched = set()
         cls._thread = None
+        cls._fresh = False
 
 
 class _Pool:
