@@ -378,3 +378,23 @@ async def test_reserved_extra_global_names_raise_before_running(runtime: Any) ->
     with pytest.raises(ValueError, match="reserved"):
         await runtime.execute("print(1)", {}, extra_globals={"_print_": print})
     assert (await runtime.execute("print(1)", {})).stdout == "1\n"
+
+
+async def test_the_stop_never_lands_inside_a_running_tool(runtime: Any) -> None:
+    finished = threading.Event()
+
+    def crunch() -> int:
+        end = time.monotonic() + 0.6
+        n = 0
+        while time.monotonic() < end:  # pure-Python work: a bytecode boundary every step
+            n += 1
+        finished.set()
+        return n
+
+    tools = {"crunch": DirectProjection("crunch", crunch)}
+    started = time.monotonic()
+    result = await runtime.execute("crunch()\nwhile True:\n    pass", tools, timeout=0.2)
+    assert time.monotonic() - started < 0.2 + 0.5
+    assert result.timed_out
+    assert await anyio.to_thread.run_sync(finished.wait, 5)
+    assert wait_until(lambda: not busy_snippet_threads())
