@@ -93,7 +93,8 @@ class NumericScopes:
         if not self._started:
             self._started = True
             self.never = _global_like(node)
-            self.builtins_shadowed = {n for n in ("range", "enumerate") if n in _all_bound(node)}
+            bound = _all_bound(node)
+            self.builtins_shadowed = {n for n in ("range", "enumerate") if n in bound}
         if not isinstance(node, ast.Module):
             self.kill(getattr(node, "name", None))
         saved = self.current
