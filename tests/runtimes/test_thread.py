@@ -398,3 +398,20 @@ async def test_the_stop_never_lands_inside_a_running_tool(runtime: Any) -> None:
     assert result.timed_out
     assert await anyio.to_thread.run_sync(finished.wait, 5)
     assert wait_until(lambda: not busy_snippet_threads())
+
+
+async def test_tasks_left_behind_by_a_failing_async_snippet_are_cancelled(runtime: Any) -> None:
+    code = (
+        "import asyncio\n"
+        "async def worker():\n"
+        "    try:\n"
+        "        await asyncio.sleep(30)\n"
+        "    finally:\n"
+        "        print('cleaned up')\n"
+        "t = asyncio.create_task(worker())\n"
+        "await asyncio.sleep(0)\n"
+        "1 / 0"
+    )
+    result = await runtime.execute(code, {}, timeout=5)
+    assert result.error_type == "ZeroDivisionError"
+    assert result.stdout == "cleaned up\n"

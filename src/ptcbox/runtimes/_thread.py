@@ -245,6 +245,8 @@ class ThreadRuntime:
         self._active[run] = future
         outcome: Any = _UNSET
         try:
+            if self._closed:  # closed while this call was being set up
+                raise RuntimeClosedError("ThreadRuntime")
             submit(job)
             with anyio.move_on_after(limit):
                 outcome = await asyncio.shield(future)

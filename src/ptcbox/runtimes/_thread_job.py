@@ -172,21 +172,26 @@ def _run_async(code: CodeType, namespace: dict[str, Any]) -> None:
         task = loop.create_task(coroutine)
         control.attach_loop(loop, task)
         loop.run_until_complete(task)
-        if not control.stop:
-            _cancel_remaining(loop)
     finally:
-        control.detach_loop()
-        if not loop.is_running():
-            loop.close()
+        try:
+            if not control.stop and not loop.is_running():
+                _cancel_remaining(loop)  # tasks the snippet left behind, like asyncio.run
+        finally:
+            control.detach_loop()
+            if not loop.is_running():
+                loop.close()
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
-    tasks = asyncio.all_tasks(loop)
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-    loop.run_until_complete(loop.shutdown_asyncgens())
+    try:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    except Exception:
+        pass
 
 
 _previous_showwarning: Callable[..., Any] | None = None
