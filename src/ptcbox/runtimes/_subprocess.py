@@ -130,6 +130,7 @@ class SubprocessRuntime:
             max_open_files=max_open_files,
             max_file_bytes=max_file_bytes,
             network=network,
+            restricted=self.policy.restricted,
         )
         self._pool = WorkerPool(
             config_json=config.to_json(),

@@ -62,12 +62,15 @@ class WorkerConfig:
         max_open_files: ``RLIMIT_NOFILE``.
         max_file_bytes: ``RLIMIT_FSIZE``, bytes.
         network: ``False`` puts each worker in an empty network namespace.
+        restricted: The runtime's ``policy.restricted``: the compile path a worker
+            warms up after the fork.
     """
 
     env: dict[str, str] = field(default_factory=dict)
     max_open_files: int = 256
     max_file_bytes: int = 64 << 20
     network: bool = True
+    restricted: bool = True
 
     def to_json(self) -> str:
         """Encode for the template's command line."""
@@ -77,6 +80,7 @@ class WorkerConfig:
                 "max_open_files": self.max_open_files,
                 "max_file_bytes": self.max_file_bytes,
                 "network": self.network,
+                "restricted": self.restricted,
             }
         ).decode()
 
@@ -89,6 +93,7 @@ class WorkerConfig:
             max_open_files=int(data["max_open_files"]),
             max_file_bytes=int(data["max_file_bytes"]),
             network=bool(data["network"]),
+            restricted=bool(data["restricted"]),
         )
 
 
@@ -164,7 +169,7 @@ def _setup(
         max_processes=0,
     )
     set_no_new_privs()
-    warm_up(channel, f"# worker {os.getpid()}")
+    warm_up(channel, f"# worker {os.getpid()}", (config.restricted,))
     if process_filter_supported():
         with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
             forbid_process_creation()
@@ -191,15 +196,19 @@ result = [x for x in range(5)]
 """
 
 
-def warm_up(channel: WorkerChannel | None, tag: str) -> None:
-    """Run a representative snippet once, discarding its output.
+def warm_up(
+    channel: WorkerChannel | None, tag: str, modes: tuple[bool, ...] = (True, False)
+) -> None:
+    """Run a representative snippet once per mode, discarding its output.
 
     In the template this loads and warms what snippets use; in a freshly forked worker
     it takes the copy-on-write page faults of that path before a real snippet arrives,
-    off the critical path. ``tag`` makes the source unique (a compile-cache miss).
+    off the critical path. ``tag`` makes the source unique (a compile-cache miss);
+    ``modes`` are the ``restricted`` values to warm.
     """
     sink = _NullSink()
-    for policy in (SandboxPolicy(), SandboxPolicy.trusted()):
+    for restricted in modes:
+        policy = SandboxPolicy() if restricted else SandboxPolicy.trusted()
         compiled = compile_snippet(
             _WARM_UP_SNIPPET + tag, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
         )
