@@ -308,3 +308,29 @@ def test_math_functions_with_huge_results_are_refused(sandbox_run: Callable) -> 
         120,
         6,
     )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'import datetime\nprint(datetime.datetime.strptime("2024-03-05 10:30", "%Y-%m-%d %H:%M"))',
+        'import time\nprint(time.strptime("2024-03-05", "%Y-%m-%d").tm_mday)',
+    ],
+)
+def test_strptime_works_although_it_imports_a_private_module_itself(
+    sandbox_run: Callable, code: str
+) -> None:
+    ran = sandbox_run(code)
+    assert ran.stdout.strip() in {"2024-03-05 10:30:00", "5"}
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["import _strptime", "from _strptime import _strptime_time", "__import__('_strptime')"],
+)
+def test_the_c_internal_import_is_not_reachable_from_snippet_code(
+    sandbox_run: Callable, code: str
+) -> None:
+    with pytest.raises((ImportError, PolicyViolation)) as refused:
+        sandbox_run(code)
+    assert "_strptime" in str(refused.value) or "__import__" in str(refused.value)

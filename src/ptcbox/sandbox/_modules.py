@@ -87,6 +87,13 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
 each with the reason. Modules not in the policy's ``allowed_imports`` are refused too."""
 
 _ALWAYS_ALLOWED: Final = frozenset({"__future__"})
+
+_C_INTERNAL_IMPORTS: Final = frozenset({"_strptime"})
+"""Private stdlib modules that allowed C functions import by themselves at call time
+(``datetime.strptime`` and ``time.strptime`` import ``_strptime`` through the calling
+frame's ``__import__``). C's ``PyImport_Import`` passes ``fromlist`` as a ``list``; an
+import statement passes ``None`` or a tuple, and snippets cannot call ``__import__``
+themselves (a reserved name), so only the C route gets the real module."""
 _shared_cache: dict[tuple[Any, ...], ModuleProxy] = {}
 _shared_lock = threading.Lock()
 
@@ -173,6 +180,8 @@ class ImportHook:
             raise ImportError("relative imports are not allowed in the sandbox", name=name)
         if type(name) is not str:
             raise TypeError("__import__() argument 1 must be str")
+        if name in _C_INTERNAL_IMPORTS and type(fromlist) is list and not fromlist:
+            return importlib.import_module(name)  # type: ignore[return-value]
         if name not in self._allowed and name not in _ALWAYS_ALLOWED:
             raise self._refused(name)
         target = self._get(name)
