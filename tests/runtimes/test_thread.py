@@ -415,3 +415,27 @@ async def test_tasks_left_behind_by_a_failing_async_snippet_are_cancelled(runtim
     result = await runtime.execute(code, {}, timeout=5)
     assert result.error_type == "ZeroDivisionError"
     assert result.stdout == "cleaned up\n"
+
+
+async def test_warning_hooks_chain_with_third_party_hooks(runtime: Any) -> None:
+    original = warnings.showwarning
+    seen: list[str] = []
+
+    def bottom(*args: Any) -> None:
+        seen.append("bottom")
+
+    try:
+        warnings.showwarning = bottom
+        await runtime.execute("1", {})  # ptcbox wraps bottom
+        ours = warnings.showwarning
+
+        def third_party(*args: Any) -> None:  # installed later, wrapping ptcbox's hook
+            seen.append("third party")
+            ours(*args)
+
+        warnings.showwarning = third_party
+        await runtime.execute("1", {})  # ptcbox wraps the third-party hook in turn
+        warnings.showwarning("host warning", UserWarning, "host.py", 1)
+        assert seen == ["third party", "bottom"]  # each hook once, no loop
+    finally:
+        warnings.showwarning = original

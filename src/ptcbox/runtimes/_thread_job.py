@@ -194,48 +194,52 @@ def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
         pass
 
 
-_previous_showwarning: Callable[..., Any] | None = None
-_previous_unraisablehook: Callable[[Any], Any] | None = None
+_MARK = "_ptcbox_routes_snippet_threads"
 
 
-def _showwarning(  # noqa: PLR0917 - the signature of warnings.showwarning
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: Any = None,
-    line: str | None = None,
-) -> None:
-    control = current_control()
-    if control is not None and file is None and control.stderr is not None:
-        control.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
-        return
-    if _previous_showwarning is not None:
-        _previous_showwarning(message, category, filename, lineno, file, line)
+def _wrap_showwarning(previous: Callable[..., Any]) -> Callable[..., Any]:
+    def showwarning(  # noqa: PLR0917 - the signature of warnings.showwarning
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        control = current_control()
+        if control is not None and file is None and control.stderr is not None:
+            text = warnings.formatwarning(message, category, filename, lineno, line)
+            control.stderr.write(text)
+            return
+        previous(message, category, filename, lineno, file, line)
+
+    setattr(showwarning, _MARK, True)
+    return showwarning
 
 
-def _unraisablehook(unraisable: Any) -> None:
-    exc = unraisable.exc_value
-    if isinstance(exc, ExecutionInterrupted):
-        return  # a finalizer of the snippet, stopped with it
-    control = current_control()
-    if control is not None and control.stderr is not None and exc is not None:
-        control.stderr.write(f"Exception ignored in a finalizer: {describe_exception(exc)}\n")
-        return
-    if _previous_unraisablehook is not None:
-        _previous_unraisablehook(unraisable)
+def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def unraisablehook(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, ExecutionInterrupted):
+            return  # a finalizer of the snippet, stopped with it
+        control = current_control()
+        if control is not None and control.stderr is not None and exc is not None:
+            control.stderr.write(f"Exception ignored in a finalizer: {describe_exception(exc)}\n")
+            return
+        previous(unraisable)
+
+    setattr(unraisablehook, _MARK, True)
+    return unraisablehook
 
 
 def install_hooks() -> None:
     """Route warnings and ignored finalizer errors of snippet threads to their stderr.
 
-    Wraps ``warnings.showwarning`` and ``sys.unraisablehook`` once (again if someone
-    replaced them); other threads are passed on to the previous hooks unchanged.
+    Wraps ``warnings.showwarning`` and ``sys.unraisablehook`` (again whenever someone
+    replaced them, e.g. ``warnings.catch_warnings``); each wrapper keeps its own
+    previous hook, to which every other thread's warnings and errors go unchanged.
     """
-    global _previous_showwarning, _previous_unraisablehook
-    if warnings.showwarning is not _showwarning:
-        _previous_showwarning = warnings.showwarning
-        warnings.showwarning = _showwarning
-    if sys.unraisablehook is not _unraisablehook:
-        _previous_unraisablehook = sys.unraisablehook
-        sys.unraisablehook = _unraisablehook
+    if not getattr(warnings.showwarning, _MARK, False):
+        warnings.showwarning = _wrap_showwarning(warnings.showwarning)
+    if not getattr(sys.unraisablehook, _MARK, False):
+        sys.unraisablehook = _wrap_unraisablehook(sys.unraisablehook)
