@@ -439,3 +439,21 @@ async def test_warning_hooks_chain_with_third_party_hooks(runtime: Any) -> None:
         assert seen == ["third party", "bottom"]  # each hook once, no loop
     finally:
         warnings.showwarning = original
+
+
+async def test_errors_in_snippet_finalizers_go_to_its_stderr(runtime: Any) -> None:
+    code = (
+        "def g():\n"
+        "    try:\n"
+        "        yield 1\n"
+        "    finally:\n"
+        "        raise ValueError('in finalizer')\n"
+        "x = g()\n"
+        "next(x)\n"
+        "del x\n"
+        "print('after')"
+    )
+    result = await runtime.execute(code, {})
+    assert result.ok, result.error
+    assert result.stdout == "after\n"
+    assert "Exception ignored in a finalizer: ValueError: in finalizer" in result.stderr
