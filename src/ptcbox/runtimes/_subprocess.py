@@ -11,7 +11,6 @@ and writes outside the worker's private directory. See :class:`SubprocessRuntime
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import sys
 import time
@@ -33,7 +32,7 @@ from ptcbox.runtimes._subprocess_result import build_result
 from ptcbox.runtimes._subprocess_session import SubprocessSession
 from ptcbox.runtimes._subprocess_threads import ChannelThreads
 from ptcbox.runtimes._wire import encode_message
-from ptcbox.runtimes._worker import WorkerConfig
+from ptcbox.runtimes._worker import WorkerConfig, policy_to_wire
 from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
@@ -130,7 +129,7 @@ class SubprocessRuntime:
             max_open_files=max_open_files,
             max_file_bytes=max_file_bytes,
             network=network,
-            restricted=self.policy.restricted,
+            policy=policy_to_wire(self.policy),
         )
         self._pool = WorkerPool(
             config_json=config.to_json(),
@@ -142,7 +141,6 @@ class SubprocessRuntime:
         self._tools = ToolTable()
         self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
         self._threads = ChannelThreads("ptcbox-channel")
-        self._policy_fields = _policy_fields(self.policy)
         self._sessions: set[SubprocessSession] = set()
         self._closed = False
 
@@ -276,7 +274,6 @@ class SubprocessRuntime:
             "code": code,
             "tools": [[name, _doc(spec)] for name, spec in specs.items()],
             "globals": _json_globals(extra_globals),
-            "policy": self._policy_fields,
             "session": session,
         }
         try:
@@ -309,14 +306,6 @@ class SubprocessRuntime:
 def _doc(spec: ToolSpec) -> str | None:
     doc = spec.projection.doc
     return doc if isinstance(doc, str) else None
-
-
-def _policy_fields(policy: SandboxPolicy) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in dataclasses.fields(policy):
-        value = getattr(policy, item.name)
-        out[item.name] = sorted(value) if isinstance(value, frozenset) else value
-    return out
 
 
 def _json_globals(extra_globals: Mapping[str, Any] | None) -> dict[str, Any]:

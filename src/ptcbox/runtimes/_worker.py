@@ -17,6 +17,7 @@ worker keeps its globals and waits for the next.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
@@ -45,7 +46,14 @@ from ptcbox.sandbox._rlimits import (
     unshare_network,
 )
 
-__all__ = ["EXIT_SETUP_FAILED", "WorkerConfig", "policy_from_wire", "warm_up", "worker_main"]
+__all__ = [
+    "EXIT_SETUP_FAILED",
+    "WorkerConfig",
+    "policy_from_wire",
+    "policy_to_wire",
+    "warm_up",
+    "worker_main",
+]
 
 EXIT_SETUP_FAILED = 71
 """Exit status of a worker whose set-up failed (reported as a crash)."""
@@ -62,15 +70,15 @@ class WorkerConfig:
         max_open_files: ``RLIMIT_NOFILE``.
         max_file_bytes: ``RLIMIT_FSIZE``, bytes.
         network: ``False`` puts each worker in an empty network namespace.
-        restricted: The runtime's ``policy.restricted``: the compile path a worker
-            warms up after the fork.
+        policy: The runtime's sandbox policy as JSON-compatible fields (see
+            :func:`policy_to_wire`); every snippet of the runtime runs under it.
     """
 
     env: dict[str, str] = field(default_factory=dict)
     max_open_files: int = 256
     max_file_bytes: int = 64 << 20
     network: bool = True
-    restricted: bool = True
+    policy: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """Encode for the template's command line."""
@@ -80,7 +88,7 @@ class WorkerConfig:
                 "max_open_files": self.max_open_files,
                 "max_file_bytes": self.max_file_bytes,
                 "network": self.network,
-                "restricted": self.restricted,
+                "policy": self.policy,
             }
         ).decode()
 
@@ -93,8 +101,17 @@ class WorkerConfig:
             max_open_files=int(data["max_open_files"]),
             max_file_bytes=int(data["max_file_bytes"]),
             network=bool(data["network"]),
-            restricted=bool(data["restricted"]),
+            policy=dict(data["policy"]),
         )
+
+
+def policy_to_wire(policy: SandboxPolicy) -> dict[str, Any]:
+    """The policy's fields as JSON-compatible data (frozensets as sorted lists)."""
+    out: dict[str, Any] = {}
+    for item in dataclasses.fields(policy):
+        value = getattr(policy, item.name)
+        out[item.name] = sorted(value) if isinstance(value, frozenset) else value
+    return out
 
 
 def policy_from_wire(fields: dict[str, Any]) -> SandboxPolicy:
@@ -123,9 +140,9 @@ def worker_main(
     """
     status = EXIT_SETUP_FAILED
     try:
-        channel, gate, baseline = _setup(sock, workdir, config, template_pid, close_inherited)
+        channel, gate, policy = _setup(sock, workdir, config, template_pid, close_inherited)
         status = 0
-        status = _serve(channel, gate, baseline)
+        status = _serve(channel, gate, policy)
     finally:
         os._exit(status)
 
@@ -136,7 +153,8 @@ def _setup(
     config: WorkerConfig,
     template_pid: int,
     close_inherited: Callable[[], None],
-) -> tuple[WorkerChannel, AuditGate, int]:
+) -> tuple[WorkerChannel, AuditGate, SandboxPolicy]:
+    policy = policy_from_wire(config.policy)
     os.setsid()
     set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != template_pid:
@@ -169,13 +187,17 @@ def _setup(
         max_processes=0,
     )
     set_no_new_privs()
-    warm_up(channel, f"# worker {os.getpid()}", (config.restricted,))
+    warm_up(channel, f"# worker {os.getpid()}", (policy.restricted,))
     if process_filter_supported():
         with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
             forbid_process_creation()
-    baseline = address_space_bytes()
+    apply_run_limits(
+        max_memory_bytes=policy.max_memory_bytes,
+        max_cpu_seconds=None,
+        baseline_bytes=address_space_bytes(),
+    )
     gate = install_audit_hook(workdir)
-    return channel, gate, baseline
+    return channel, gate, policy
 
 
 class _NullSink:
@@ -221,16 +243,16 @@ def warm_up(
 
 
 class _State:
-    __slots__ = ("globals", "injected", "limits_set")
+    __slots__ = ("globals", "injected", "policy")
 
-    def __init__(self) -> None:
+    def __init__(self, policy: SandboxPolicy) -> None:
+        self.policy = policy
         self.globals: dict[str, Any] | None = None
         self.injected: dict[str, Any] = {}
-        self.limits_set = False
 
 
-def _serve(channel: WorkerChannel, gate: AuditGate, baseline: int) -> int:
-    state = _State()
+def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> int:
+    state = _State(policy)
     while True:
         try:
             message = channel.receive()
@@ -240,7 +262,7 @@ def _serve(channel: WorkerChannel, gate: AuditGate, baseline: int) -> int:
             return _EXIT_PROTOCOL
         if message["t"] != "run":
             return _EXIT_PROTOCOL
-        done = _run(message, channel, gate, baseline, state)
+        done = _run(message, channel, gate, state)
         try:
             channel.send(done)
         except WireProtocolError:
@@ -256,20 +278,17 @@ def _run(
     message: dict[str, Any],
     channel: WorkerChannel,
     gate: AuditGate,
-    baseline: int,
     state: _State,
 ) -> dict[str, Any]:
-    policy = policy_from_wire(message["policy"])
+    policy = state.policy
     code: str = message["code"]
     tools = {name: channel.make_stub(name, doc) for name, doc in message["tools"]}
     extra: dict[str, Any] = message.get("globals") or {}
-    with gate.permit_limits():
-        apply_run_limits(
-            max_memory_bytes=None if state.limits_set else policy.max_memory_bytes,
-            max_cpu_seconds=policy.max_cpu_seconds,
-            baseline_bytes=baseline,
-        )
-    state.limits_set = True
+    if policy.max_cpu_seconds is not None:
+        with gate.permit_limits():
+            apply_run_limits(
+                max_memory_bytes=None, max_cpu_seconds=policy.max_cpu_seconds, baseline_bytes=0
+            )
     value: Any = None
     error: str | None = None
     error_type: str | None = None

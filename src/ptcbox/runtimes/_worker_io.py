@@ -1,7 +1,7 @@
 """The worker side of the SubprocessRuntime channel: output streaming and tool stubs.
 
 Runs inside the worker process. :class:`WorkerChannel` owns the worker's end of the
-socket: it streams the snippet's output to the host in batches (a background flusher
+socket: it streams the snippet's output to the host in batches (a ``SIGALRM`` timer
 sends a pending batch within a few milliseconds, a full batch goes at once), and turns a
 tool call into a ``call`` message and the host's reply into a value, a ``TypeError`` or a
 ``ToolError``. In synchronous code a tool call blocks until the reply; inside running
@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import signal
 import socket
 import threading
-import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -69,8 +69,8 @@ class OutputSink:
             full = self._size >= _BATCH_CHARS
         if full:
             self.flush()
-        elif not self._channel.flush_wanted.is_set():
-            self._channel.flush_wanted.set()
+        elif not self._channel.timer_armed:
+            self._channel.arm_timer()
         return len(text)
 
     def flush(self) -> None:
@@ -112,7 +112,7 @@ class WorkerChannel:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.send_lock = threading.Lock()
-        self.flush_wanted = threading.Event()
+        self.timer_armed = False
         self.stdout = OutputSink(self, KIND_STDOUT)
         self.stderr = OutputSink(self, KIND_STDERR)
         self._decoder = FrameDecoder(MAX_FRAME_BYTES)
@@ -125,19 +125,33 @@ class WorkerChannel:
     # -- output ------------------------------------------------------------------------
 
     def start_flusher(self) -> None:
-        """Start the daemon thread that sends pending output within a few milliseconds."""
-        threading.Thread(target=self._flush_loop, name="ptcbox-flush", daemon=True).start()
+        """Send pending output within a few milliseconds, from a ``SIGALRM`` handler.
 
-    def _flush_loop(self) -> None:
-        wanted = self.flush_wanted
-        while True:
-            wanted.wait()
-            time.sleep(_FLUSH_DELAY_S)
-            wanted.clear()
-            try:
-                self.flush()
-            except OSError:
-                return
+        A timer instead of a thread: arming it costs one system call and wakes nobody.
+        The handler runs in the main thread between bytecodes, and interrupts blocking
+        calls (``sleep``, a tool call's ``recv``), which resume afterwards (PEP 475). It
+        never blocks on the send lock: if the snippet's thread holds it, it re-arms.
+        """
+        signal.signal(signal.SIGALRM, self._on_alarm)
+
+    def arm_timer(self) -> None:
+        """Flush within :data:`_FLUSH_DELAY_S` seconds unless something flushes first."""
+        self.timer_armed = True
+        signal.setitimer(signal.ITIMER_REAL, _FLUSH_DELAY_S)
+
+    def _on_alarm(self, signum: int, frame: object) -> None:
+        self.timer_armed = False
+        if not self.send_lock.acquire(blocking=False):
+            self.arm_timer()
+            return
+        try:
+            pending = self.stdout.take_frames() + self.stderr.take_frames()
+            if pending:
+                self.sock.sendall(pending)
+        except OSError:
+            pass  # the host is gone; the worker is about to be killed
+        finally:
+            self.send_lock.release()
 
     def flush(self) -> None:
         """Send all pending output."""
