@@ -457,3 +457,20 @@ async def test_errors_in_snippet_finalizers_go_to_its_stderr(runtime: Any) -> No
     assert result.ok, result.error
     assert result.stdout == "after\n"
     assert "Exception ignored in a finalizer: ValueError: in finalizer" in result.stderr
+
+
+async def test_tools_handed_to_host_code_work_only_in_the_snippet_thread(runtime: Any) -> None:
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    def apply(fn: Any) -> Any:
+        return fn(a=1, b=2)
+
+    tools = {"add": DirectProjection("add", add), "apply": DirectProjection("apply", apply)}
+    same_thread = await runtime.execute("apply(fn=add)", tools)
+    assert same_thread.value == 3
+    assert [c.name for c in same_thread.tool_calls] == ["apply", "add"]  # start order
+    elsewhere = await runtime.execute("import asyncio\nawait apply(fn=add)", tools)
+    assert elsewhere.error_type == "ToolError"
+    assert elsewhere.error is not None
+    assert "can only be called by the snippet" in elsewhere.error

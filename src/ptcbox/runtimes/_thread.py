@@ -30,7 +30,7 @@ from ptcbox.runtimes._common import (
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._thread_job import Job, Outcome, install_hooks
 from ptcbox.runtimes._thread_session import ThreadSession
-from ptcbox.runtimes._thread_tools import Relay, Route, Run
+from ptcbox.runtimes._thread_tools import Relay, Route, Run, tool_callables
 from ptcbox.runtimes._thread_worker import submit
 from ptcbox.sandbox import SandboxPolicy
 
@@ -235,7 +235,7 @@ class ThreadRuntime:
             policy=policy,
             run=run,
             route=route,
-            tools=route.tool_callables(specs),
+            tools=tool_callables(specs),
             extra_globals=extra_globals,
             session=session,
             deliver=deliver,

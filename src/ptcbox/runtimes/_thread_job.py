@@ -24,7 +24,7 @@ from ptcbox.runtimes._common import (
     error_type_name,
     format_snippet_error,
 )
-from ptcbox.runtimes._thread_tools import Route, Run
+from ptcbox.runtimes._thread_tools import Route, Run, current
 from ptcbox.runtimes._thread_worker import ExecutionInterrupted, current_control
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 
@@ -75,6 +75,7 @@ class Job:
     def __call__(self) -> bool:
         control = self.run.control
         control.stderr = self.run.stderr
+        current.run = self.run
         outcome: Outcome | None = None
         namespace: dict[str, Any] | None = None
         started = False
@@ -94,6 +95,7 @@ class Job:
                 break
             except ExecutionInterrupted:
                 continue
+        current.run = None
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
         return not stopped

@@ -1,10 +1,11 @@
 """What a snippet in a :class:`~ptcbox.runtimes.ThreadRuntime` thread calls: tools,
 ``print`` sinks and ``sleep``, plus the relay of observer callbacks to the host loop.
 
-Everything the snippet holds (tool callables, sinks, the sleep hook) goes through a
-:class:`Route` to the current execution's :class:`Run`, so that names a session keeps
-from an earlier execution (``p = print``, ``t = search``) report to the execution that
-runs now, never to an old one.
+What the snippet holds reaches the current execution's :class:`Run` indirectly: sinks and
+the sleep hook through a :class:`Route`, tool callables through the thread they are
+called in. Names a session keeps from an earlier execution (``p = print``,
+``t = search``) therefore report to the execution that runs now, never to an old one,
+and tool callables are made once per tool, not per execution.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ptcbox.runtimes._output import OutputBuffer
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._thread_worker import HOST, SNIPPET, Control, ExecutionInterrupted
 
-__all__ = ["Relay", "Route", "Run", "make_tool"]
+__all__ = ["Relay", "Route", "Run", "current", "make_tool", "tool_callables"]
 
 _get_running_loop = events._get_running_loop
 _perf = time.perf_counter
@@ -347,13 +348,12 @@ class _Sink:
 class Route:
     """Points the snippet's tools, sinks and sleep at the execution running now."""
 
-    __slots__ = ("__weakref__", "run", "sleep", "stderr", "stdout", "tools")
+    __slots__ = ("__weakref__", "run", "sleep", "stderr", "stdout")
 
     def __init__(self) -> None:
         self.run: Run | None = None
         self.stdout = _Sink(self, "stdout")
         self.stderr = _Sink(self, "stderr")
-        self.tools: dict[str, tuple[ToolSpec, Callable[..., Any]]] = {}
 
         def sleep(seconds: float) -> None:
             run = self.run
@@ -362,28 +362,53 @@ class Route:
 
         self.sleep = sleep
 
-    def tool_callables(self, specs: dict[str, ToolSpec]) -> dict[str, Callable[..., Any]]:
-        """One callable per tool, reused across the executions of a session."""
-        cached = self.tools
-        out: dict[str, Callable[..., Any]] = {}
-        for name, spec in specs.items():
-            entry = cached.get(name)
-            if entry is None or entry[0] is not spec:
-                entry = (spec, make_tool(self, spec))
-                cached[name] = entry
-            out[name] = entry[1]
-        return out
+
+class _Current(threading.local):
+    """The execution a snippet thread is running (``None`` in any other thread)."""
+
+    run: Run | None = None
 
 
-def make_tool(route: Route, spec: ToolSpec) -> Callable[..., Any]:
+current = _Current()
+"""Thread-local: ``current.run`` is set by the job for the duration of an execution."""
+
+_TOOL_CACHE: dict[int, tuple[ToolSpec, Callable[..., Any]]] = {}
+_TOOL_CACHE_MAX = 4096
+
+
+def tool_callables(specs: dict[str, ToolSpec]) -> dict[str, Callable[..., Any]]:
+    """One callable per tool, made once per :class:`ToolSpec` and reused by every
+    execution (a tool finds the execution through the thread it is called in)."""
+    out: dict[str, Callable[..., Any]] = {}
+    cache = _TOOL_CACHE
+    for name, spec in specs.items():
+        entry = cache.get(id(spec))
+        if entry is None or entry[0] is not spec:
+            if len(cache) >= _TOOL_CACHE_MAX:
+                cache.clear()
+            entry = cache[id(spec)] = (spec, make_tool(spec))
+        out[name] = entry[1]
+    return out
+
+
+def make_tool(spec: ToolSpec) -> Callable[..., Any]:
     """The callable a snippet calls for ``spec``: a value in sync code, an awaitable in
-    running asyncio code."""
+    running asyncio code.
+
+    It works only in the thread of a running execution: a snippet that hands a tool to
+    host code running elsewhere (another thread, the host's loop) gets a RuntimeError
+    there instead of snippet code escaping the time limit.
+    """
 
     def tool(*args: Any, **kwargs: Any) -> Any:
-        run = route.run
+        run = current.run
+        if run is None:
+            raise RuntimeError(
+                f"{spec.name}() can only be called by the snippet, in the thread it runs in"
+            )
         if _get_running_loop() is None:
-            return run.call(spec, args, kwargs)  # type: ignore[union-attr]
-        return run.acall(spec, args, kwargs)  # type: ignore[union-attr]
+            return run.call(spec, args, kwargs)
+        return run.acall(spec, args, kwargs)
 
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.projection.doc
