@@ -220,8 +220,13 @@ class WorkerPool:
                         self._refill()
             elif kind == "ready" and self._ready is not None and not self._ready.done():
                 self._ready.set_result(message)
-            elif kind == "error":
+            elif kind == "error":  # a fork failed (e.g. the system's process limit)
                 self._requested = max(0, self._requested - 1)
+                while self._waiters:
+                    waiter = self._waiters.popleft()
+                    if not waiter.done():
+                        waiter.set_exception(WorkerStartError(str(message.get("message"))))
+                        break
 
     def _template_gone(self) -> None:
         loop, ctl = self._loop, self._ctl
@@ -286,6 +291,7 @@ class WorkerPool:
             RuntimeClosedError: If the pool is closed.
             WorkerStartError: If the template cannot be started.
         """
+        error = WorkerStartError("no worker could be started")
         for _ in range(3):
             await self.start()
             while self._idle:
@@ -300,13 +306,16 @@ class WorkerPool:
             self._refill()
             try:
                 return await waiter
-            except WorkerStartError:
+            except WorkerStartError as exc:
+                error = exc
                 continue
             except BaseException:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
                 if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
                     self._idle.appendleft(waiter.result())
                 raise
-        raise WorkerStartError("the worker template process keeps exiting")
+        raise error
 
     def release(self, worker: WorkerHandle) -> None:
         """Kill a worker that is done with and close its socket; refill the pool."""
