@@ -474,3 +474,30 @@ async def test_tools_handed_to_host_code_work_only_in_the_snippet_thread(runtime
     assert elsewhere.error_type == "ToolError"
     assert elsewhere.error is not None
     assert "can only be called by the snippet" in elsewhere.error
+
+
+async def test_snippet_callback_inside_a_tool_runs_on_until_the_tool_returns(
+    trusted: Any,
+) -> None:
+    """What is guaranteed when a tool calls snippet code back (the documented limit):
+    the result still comes at the deadline, and the thread stops right after the tool
+    returns, before any more snippet code runs."""
+
+    def apply(fn: Any) -> Any:
+        return fn()
+
+    code = (
+        "import time\n"
+        "def slow():\n"
+        "    end = time.monotonic() + 0.8\n"
+        "    while time.monotonic() < end:\n"
+        "        pass\n"
+        "    return 'callback done'\n"
+        "print(apply(fn=slow))\n"
+        "print('after the tool')"
+    )
+    started = time.monotonic()
+    result = await trusted.execute(code, {"apply": DirectProjection("apply", apply)}, timeout=0.2)
+    assert time.monotonic() - started < 0.2 + 0.5
+    assert result.timed_out and result.stdout == ""
+    assert wait_until(lambda: not busy_snippet_threads())

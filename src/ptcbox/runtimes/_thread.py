@@ -79,6 +79,8 @@ class ThreadRuntime:
       until it returns; a C call that releases the GIL only delays the thread's end.
     - Memory is not capped per execution (``max_memory_bytes`` and ``max_cpu_seconds``
       are not enforced); a snippet can exhaust the host's memory.
+    - Host code is never interrupted, so neither is snippet code a tool calls back (a
+      function passed to a tool as an argument): the thread ends when the tool returns.
     - Under the trusted policy the snippet gets the real ``time.sleep``, threads and
       C extensions: a blocking call there ends only when it returns.
     - Tools receive and return live objects (no copy); snippet objects that outlive
