@@ -49,7 +49,7 @@ from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["HostExecution", "Outcome"]
 
-_RECV_BYTES = 256 * 1024
+_RECV_BYTES = 64 * 1024  # below malloc's mmap threshold: no mmap/munmap per recv
 _DRAIN_S = 0.25
 _EXIT_REPORT_S = 2.0
 _ERROR_TYPE_CHARS = 100

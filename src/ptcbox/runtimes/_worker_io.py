@@ -37,7 +37,7 @@ __all__ = ["OutputSink", "WorkerChannel"]
 _BATCH_CHARS = 32 * 1024
 _FLUSH_DELAY_S = 0.002
 _CHUNK_CHARS = 1 << 20  # at most 4 MiB of UTF-8 per output frame
-_RECV_BYTES = 1 << 20
+_RECV_BYTES = 64 * 1024  # below malloc's mmap threshold: no mmap/munmap per recv
 _EXIT_HOST_GONE = 3
 
 
