@@ -1,4 +1,5 @@
-"""Per-execution capture of a snippet's output: :class:`OutputBuffer`.
+"""Per-execution capture of a snippet's output (:class:`OutputBuffer`) and the relay of
+live output and tool calls to observers on the host's loop (:class:`Relay`).
 
 Each execution writes to its own buffers (never a process-global ``redirect_stdout``), so
 concurrent executions cannot mix their output. A buffer keeps the head and the tail of
@@ -8,13 +9,20 @@ logs and notebook front-ends cut a flood of output.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ptcbox._jsonable import scrub_text
 
-__all__ = ["OutputBuffer", "cap_text", "truncation_marker", "utf8_size"]
+if TYPE_CHECKING:
+    from ptcbox._result import ToolCallRecord
+    from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+
+__all__ = ["OutputBuffer", "Relay", "cap_text", "truncation_marker", "utf8_size"]
 
 _LOCK_WAIT_S = 1.0
 
@@ -223,3 +231,87 @@ class OutputBuffer:
         if dropped > 0:
             return scrub_text(head + truncation_marker(dropped) + tail)
         return scrub_text(head + tail)
+
+
+class Relay:
+    """Carries observer callbacks from a snippet thread to the host's event loop.
+
+    Calls are queued and run in order by one drain scheduled on the loop, so a flood
+    of output costs one loop wake-up per batch, not per chunk. Consecutive output of one
+    stream is passed as one chunk. After :meth:`close`, nothing more is delivered.
+    """
+
+    __slots__ = ("_closed", "_lock", "_loop", "_on_output", "_on_tool_call", "_queue", "_scheduled")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_output: OutputCallback | None,
+        on_tool_call: ToolCallCallback | None,
+    ) -> None:
+        self._loop = loop
+        self._on_output = on_output
+        self._on_tool_call = on_tool_call
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[str, Any]] = deque()
+        self._scheduled = False
+        self._closed = False
+
+    def stdout(self, text: str) -> None:
+        """Queue a chunk of stdout."""
+        self._push("stdout", text)
+
+    def stderr(self, text: str) -> None:
+        """Queue a chunk of stderr."""
+        self._push("stderr", text)
+
+    def tool_call(self, record: ToolCallRecord) -> None:
+        """Queue a finished tool call."""
+        self._push("tool", record)
+
+    def _push(self, kind: str, item: Any) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._queue.append((kind, item))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody listens any more
+            self._loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:
+        """Deliver everything queued (on the loop)."""
+        with self._lock:
+            items = list(self._queue)
+            self._queue.clear()
+            self._scheduled = False
+        index = 0
+        while index < len(items):
+            kind, item = items[index]
+            index += 1
+            if kind == "tool":
+                self._call(self._on_tool_call, item)
+                continue
+            parts = [item]
+            while index < len(items) and items[index][0] == kind:
+                parts.append(items[index][1])
+                index += 1
+            self._call(self._on_output, kind, "".join(parts))
+
+    def _call(self, callback: Callable[..., object] | None, *args: Any) -> None:
+        if callback is None:
+            return
+        try:
+            callback(*args)
+        except Exception as exc:
+            self._loop.call_exception_handler(
+                {"message": "ptcbox: an execution observer raised", "exception": exc}
+            )
+
+    def close(self) -> None:
+        """Deliver what is queued, then drop everything later (on the loop)."""
+        self.drain()
+        with self._lock:
+            self._closed = True
+            self._queue.clear()

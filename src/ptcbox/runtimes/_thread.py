@@ -27,10 +27,11 @@ from ptcbox.runtimes._common import (
     snippet_location,
     timeout_error_text,
 )
+from ptcbox.runtimes._output import Relay
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._thread_job import Job, Outcome, install_hooks
 from ptcbox.runtimes._thread_session import ThreadSession
-from ptcbox.runtimes._thread_tools import Relay, Route, Run, tool_callables
+from ptcbox.runtimes._thread_tools import Route, Run, tool_callables
 from ptcbox.runtimes._thread_worker import submit
 from ptcbox.sandbox import SandboxPolicy
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import functools
 import inspect
 import math
 import threading
 import time
 from asyncio import events
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -28,100 +26,15 @@ import anyio.to_thread
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
-from ptcbox.runtimes._output import OutputBuffer
-from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._output import OutputBuffer, Relay
 from ptcbox.runtimes._thread_worker import HOST, SNIPPET, Control, ExecutionInterrupted
 
-__all__ = ["Relay", "Route", "Run", "current", "make_tool", "tool_callables"]
+__all__ = ["Route", "Run", "current", "make_tool", "tool_callables"]
 
 _get_running_loop = events._get_running_loop
 _perf = time.perf_counter
 _PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
 _PENDING = "the call did not finish before the execution ended"
-
-
-class Relay:
-    """Carries observer callbacks from a snippet thread to the host's event loop.
-
-    Calls are queued and run in order by one drain scheduled on the loop, so a flood
-    of output costs one loop wake-up per batch, not per chunk. Consecutive output of one
-    stream is passed as one chunk. After :meth:`close`, nothing more is delivered.
-    """
-
-    __slots__ = ("_closed", "_lock", "_loop", "_on_output", "_on_tool_call", "_queue", "_scheduled")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        on_output: OutputCallback | None,
-        on_tool_call: ToolCallCallback | None,
-    ) -> None:
-        self._loop = loop
-        self._on_output = on_output
-        self._on_tool_call = on_tool_call
-        self._lock = threading.Lock()
-        self._queue: deque[tuple[str, Any]] = deque()
-        self._scheduled = False
-        self._closed = False
-
-    def stdout(self, text: str) -> None:
-        """Queue a chunk of stdout."""
-        self._push("stdout", text)
-
-    def stderr(self, text: str) -> None:
-        """Queue a chunk of stderr."""
-        self._push("stderr", text)
-
-    def tool_call(self, record: ToolCallRecord) -> None:
-        """Queue a finished tool call."""
-        self._push("tool", record)
-
-    def _push(self, kind: str, item: Any) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._queue.append((kind, item))
-            if self._scheduled:
-                return
-            self._scheduled = True
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody listens any more
-            self._loop.call_soon_threadsafe(self.drain)
-
-    def drain(self) -> None:
-        """Deliver everything queued (on the loop)."""
-        with self._lock:
-            items = list(self._queue)
-            self._queue.clear()
-            self._scheduled = False
-        index = 0
-        while index < len(items):
-            kind, item = items[index]
-            index += 1
-            if kind == "tool":
-                self._call(self._on_tool_call, item)
-                continue
-            parts = [item]
-            while index < len(items) and items[index][0] == kind:
-                parts.append(items[index][1])
-                index += 1
-            self._call(self._on_output, kind, "".join(parts))
-
-    def _call(self, callback: Callable[..., object] | None, *args: Any) -> None:
-        if callback is None:
-            return
-        try:
-            callback(*args)
-        except Exception as exc:
-            self._loop.call_exception_handler(
-                {"message": "ptcbox: an execution observer raised", "exception": exc}
-            )
-
-    def close(self) -> None:
-        """Deliver what is queued, then drop everything later (on the loop)."""
-        self.drain()
-        with self._lock:
-            self._closed = True
-            self._queue.clear()
 
 
 class Run:

@@ -36,7 +36,6 @@ __all__ = [
     "Control",
     "ExecutionInterrupted",
     "current_control",
-    "shutdown_idle_workers",
     "submit",
 ]
 
@@ -413,12 +412,6 @@ class _Pool:
                     return
                 self.idle.append(inbox)
 
-    def shutdown_idle(self) -> None:
-        with self.lock:
-            idle, self.idle = self.idle, []
-        for inbox in idle:
-            inbox.put(None)
-
 
 _pool = _Pool()
 
@@ -426,11 +419,6 @@ _pool = _Pool()
 def submit(job: Callable[[], bool]) -> None:
     """Run ``job`` in a pool thread; it returns ``True`` if the thread may be reused."""
     _pool.submit(job)
-
-
-def shutdown_idle_workers() -> None:
-    """End the idle pool threads (they are recreated on demand)."""
-    _pool.shutdown_idle()
 
 
 def _after_fork_in_child() -> None:
