@@ -144,7 +144,7 @@ def _convert(value: Any, depth: int, seen: set[int]) -> JSONValue:
     dump = _pydantic_dump(value)
     if dump is not None:
         return _convert(dump, depth + 1, seen)
-    return f"<{type.__getattribute__(kind, '__qualname__')} object>"
+    return f"<{type.__getattribute__(kind, '__name__')} object>"
 
 
 def _container(value: Any, depth: int, seen: set[int]) -> JSONValue:

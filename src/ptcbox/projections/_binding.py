@@ -77,6 +77,9 @@ class ArgumentBinder:
                 f"{self._name}() takes keyword arguments only; call it as "
                 f"{self._name}(name=value, ...)"
             )
+        unknown = [key for key in kwargs if key not in self._names]
+        if unknown and not self._accepts_any_keyword:
+            raise TypeError(f"{self._text}: got an unexpected keyword argument {unknown[0]!r}")
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:

@@ -64,10 +64,7 @@ class DirectProjection:
         self._name = name
         self._fn = fn
         self._doc = doc if doc is not None else inspect.getdoc(fn)
-        try:
-            self._signature: inspect.Signature | None = inspect.signature(fn)
-        except (TypeError, ValueError):
-            self._signature = None
+        self._signature = _signature_of(fn)
 
     @property
     def name(self) -> str:
@@ -100,6 +97,23 @@ class DirectProjection:
 
     def __repr__(self) -> str:
         return f"DirectProjection(name={self._name!r}, fn={self._fn!r})"
+
+
+def _signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
+    """The signature with string annotations resolved where possible.
+
+    Under ``from __future__ import annotations`` a plain ``inspect.signature`` shows
+    ``limit: 'int'``; stubs and argument errors should read ``limit: int``.
+    """
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except (TypeError, ValueError):
+        return None
+    except Exception:  # an annotation that does not evaluate (e.g. a TYPE_CHECKING name)
+        try:
+            return inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
 
 
 def validate_namespace(namespace: Mapping[str, ToolProjection]) -> None:
