@@ -7,6 +7,7 @@ import io
 
 import pytest
 
+from ptcbox._execute import DEFAULT_RUNTIME
 from ptcbox.demo import SECTIONS, SEQUENTIAL_SNIPPET, DemoContext, Output, run_demo
 from ptcbox.demo import _run as demo_run
 
@@ -55,7 +56,7 @@ def test_sections_get_the_context(monkeypatch: pytest.MonkeyPatch) -> None:
     _only_snippet_sections(monkeypatch, spy)
     assert asyncio.run(run_demo(out=Output(io.StringIO(), rich=False))) == 0
     (ctx,) = seen
-    assert ctx.runtime_name == "thread"
+    assert ctx.runtime_name == DEFAULT_RUNTIME  # issue 3 may switch the default
     assert [row["id"] for row in ctx.expected][:1] == ["e002"]
     assert not ctx.db_path.exists()  # the temporary database is gone afterwards
 
