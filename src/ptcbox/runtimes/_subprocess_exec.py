@@ -1,48 +1,43 @@
 """Host side of one SubprocessRuntime execution: frames in, tool calls out, a CodeResult.
 
-:class:`HostExecution` serves the worker's socket from one host thread (see
-:mod:`ptcbox.runtimes._subprocess_threads`): it sends the ``run`` message, reads frames
-with a blocking ``recv``, treats everything as hostile (size-capped frames, every field
-checked), writes output into per-execution :class:`~ptcbox.runtimes._output.OutputBuffer`
-objects, and runs a sync tool called from synchronous snippet code right there, so a
-tool call costs one round trip between two processes and no event-loop scheduling. Calls
-made from running asyncio code in the snippet, and async tools, go to the caller's event
-loop, which runs them concurrently (sync ones in the runtime's tool threads), at most
-``max_concurrent_tool_calls`` at once. Observers and the outcome are handed to the loop
-with ``call_soon_threadsafe``; the loop owns the deadline (which includes time in host
-tools) and kills the worker's process group when it passes.
+:class:`HostExecution` sends the ``run`` message and reads the worker's socket on the
+event loop (``add_reader``) as long as only output and ``done`` arrive, so a snippet that
+calls no sync tool costs two wake-ups (host to worker, worker to host). The first call of
+a sync tool from synchronous snippet code hands the socket to one host thread (see
+:mod:`ptcbox.runtimes._subprocess_threads`), which from then on reads with a blocking
+``recv`` and runs each sync tool right where its call arrives: a tool call costs one
+round trip between two processes and no event-loop scheduling. Calls made from running
+asyncio code in the snippet, and async tools, run on the caller's event loop,
+concurrently (sync ones in the runtime's tool threads), at most
+``max_concurrent_tool_calls`` at once. Everything the worker sends is treated as
+hostile: size-capped frames, every field checked. The loop owns the deadline (which
+includes time in host tools) and kills the worker's process group when it passes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
+import socket
 import threading
-import time
 from collections import deque
-from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
 from ptcbox._result import ToolCallRecord
-from ptcbox.errors import ToolCallLimitExceeded, WireProtocolError
+from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._common import (
     ToolSpec,
-    describe_exception,
-    jsonable_arguments,
 )
 from ptcbox.runtimes._output import OutputBuffer
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._subprocess_calls import ToolCall, ToolCalls, check_done, set_done
 from ptcbox.runtimes._subprocess_threads import ChannelThreads
 from ptcbox.runtimes._wire import (
     KIND_STDERR,
     KIND_STDOUT,
     FrameDecoder,
-    encode_message,
-    field,
     parse_message,
-    reply_frame,
 )
 from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
@@ -59,18 +54,7 @@ Outcome = tuple[str, Any]
 ``("protocol", WireProtocolError)`` or ``("observer", exception)``."""
 
 
-class _Call:
-    __slots__ = ("arguments", "call_id", "index", "seconds", "spec")
-
-    def __init__(self, call_id: int, spec: ToolSpec, arguments: dict[str, Any], index: int):
-        self.call_id = call_id
-        self.spec = spec
-        self.arguments = arguments
-        self.index = index
-        self.seconds = 0.0
-
-
-class HostExecution:
+class HostExecution(ToolCalls):
     """One ``run`` on one worker, from the first frame to the :class:`CodeResult`.
 
     Args:
@@ -110,8 +94,11 @@ class HostExecution:
         self._stopped = False
         self._calls = 0
         self._active = 0
-        self._queued: deque[_Call] = deque()
+        self._queued: deque[ToolCall] = deque()
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._decoder = FrameDecoder()
+        self._fd = worker.sock.fileno()
+        self._reading = False
 
     # -- the loop's side -----------------------------------------------------------------
 
@@ -121,22 +108,18 @@ class HostExecution:
         On cancellation the worker's process group is killed before the
         ``CancelledError`` propagates.
         """
-        # The loop sends what fits in the socket buffer right away (the worker wakes
-        # while the channel thread does); the channel thread sends the rest.
         sock = self.worker.sock
-        sock.setblocking(False)
+        sock.setblocking(True)  # threads block; the loop passes MSG_DONTWAIT
         try:
-            sent = sock.send(run_frame)
+            sent = sock.send(run_frame, socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
             sent = 0
         except OSError:
-            sent = len(run_frame)  # the worker is gone: the channel thread sees EOF
-        self.worker.enter()
-        try:
-            self.threads.submit(self._serve, run_frame[sent:])
-        except BaseException:
-            self.worker.leave()
-            raise
+            sent = len(run_frame)  # the worker is gone: the reader sees the end of file
+        if sent < len(run_frame):
+            self.executor.submit(self._reply, run_frame[sent:])
+        self._loop.add_reader(self._fd, self._on_readable)
+        self._reading = True
         deadline = self._loop.call_later(timeout, self._finish, ("timeout", None))
         try:
             outcome = await self._finished
@@ -156,6 +139,7 @@ class HostExecution:
 
     def _stop(self) -> None:
         self._stopped = True
+        self._stop_reading()
         self._queued.clear()
         for task in list(self._tasks):
             task.cancel()
@@ -163,41 +147,90 @@ class HostExecution:
         self.stdout.close()
         self.stderr.close()
 
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._fd)
+
     def _finish(self, outcome: Outcome) -> None:
         if not self._finished.done():
             self._finished.set_result(outcome)
 
-    def _post(self, fn: Callable[..., Any], *args: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed
-            self._loop.call_soon_threadsafe(fn, *args)
+    # -- reading: the loop first, the channel thread once a sync tool is called ----------
 
-    def _observe(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._finished.done():
-            return
-        try:
-            fn(*args)
-        except Exception as exc:  # an observer raised: the caller's bug, re-raised
-            self._finish(("observer", exc))
-
-    # -- the channel thread --------------------------------------------------------------
-
-    def _serve(self, rest_of_run_frame: bytes) -> None:
-        outcome: Outcome = ("eof", None)
-        sock = self.worker.sock
-        try:
-            sock.setblocking(True)
-            if rest_of_run_frame:
-                self._sendall(rest_of_run_frame)
-            decoder = FrameDecoder()
-            while outcome[0] == "eof":
-                data = sock.recv(_RECV_BYTES)
-                if not data:
+    def _on_readable(self) -> None:
+        """The loop reads while no sync tool has been called (output, ``done``)."""
+        while self._reading:
+            try:
+                data = self.worker.sock.recv(_RECV_BYTES, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._stop_reading()
+                set_done(self._left)
+                self._finish(("eof", None))
+                return
+            frames, error = self._split(data)
+            for index, (kind, payload) in enumerate(frames):
+                try:
+                    step = self._on_frame(kind, payload, on_loop=True)
+                except WireProtocolError as exc:
+                    error = exc
                     break
-                for kind, payload in decoder.feed(data):
-                    done = self._on_frame(kind, payload)
-                    if done is not None:
-                        outcome = ("done", done)
-                        break
+                if isinstance(step, ToolCall):  # a sync tool: hand the socket to a thread
+                    self._stop_reading()
+                    self.worker.enter()
+                    try:
+                        self.threads.submit(self._serve, step, frames[index + 1 :], error)
+                    except RuntimeError:  # the runtime is closing
+                        self.worker.leave()
+                        self._finish(("eof", None))
+                    return
+                if step is not None:
+                    self._stop_reading()
+                    self._finish(("done", step))
+                    return
+            if error is not None:
+                self._stop_reading()
+                self.worker.kill()
+                self._finish(("protocol", error))
+                return
+            if len(data) < _RECV_BYTES:
+                return
+
+    def _split(self, data: bytes) -> tuple[list[tuple[int, bytes]], WireProtocolError | None]:
+        """Complete frames in ``data`` (and what came before), and the first framing error."""
+        frames: list[tuple[int, bytes]] = []
+        try:
+            for frame in self._decoder.feed(data):
+                frames.append(frame)
+        except WireProtocolError as exc:
+            return frames, exc
+        return frames, None
+
+    def _serve(
+        self, first: ToolCall, frames: list[tuple[int, bytes]], error: WireProtocolError | None
+    ) -> None:
+        """The channel thread: run sync tools where the calls arrive, until ``done``."""
+        outcome: Outcome = ("eof", None)
+        try:
+            self._run_inline(first)
+            while True:
+                for kind, payload in frames:
+                    step = self._on_frame(kind, payload, on_loop=False)
+                    if isinstance(step, ToolCall):
+                        self._run_inline(step)
+                    elif step is not None:
+                        outcome = ("done", step)
+                        return
+                if error is not None:
+                    raise error
+                data = self.worker.sock.recv(_RECV_BYTES)
+                if not data:
+                    return
+                frames, error = self._split(data)
         except WireProtocolError as exc:
             outcome = ("protocol", exc)
             self.worker.kill()
@@ -206,17 +239,10 @@ class HostExecution:
         finally:
             self.worker.leave()
             self._post(self._finish, outcome)
-            self._post(_set_done, self._left)
+            self._post(set_done, self._left)
 
-    def _sendall(self, data: bytes) -> None:
-        with self._send_lock:
-            self.worker.sock.sendall(data)
-
-    def _reply(self, data: bytes) -> None:
-        with contextlib.suppress(OSError):
-            self._sendall(data)
-
-    def _on_frame(self, kind: int, payload: bytes) -> dict[str, Any] | None:
+    def _on_frame(self, kind: int, payload: bytes, *, on_loop: bool) -> Any:
+        """Handle one frame; return ``done``'s message, a sync :class:`ToolCall` to run, or None."""
         if kind in (KIND_STDOUT, KIND_STDERR):
             text = payload.decode("utf-8", "replace")
             if kind == KIND_STDOUT:
@@ -226,200 +252,16 @@ class HostExecution:
                 self.stderr.write(text)
                 stream = "stderr"
             if self.on_output is not None and not self._stopped:
-                self._post(self._observe, self.on_output, stream, text)
+                if on_loop:
+                    self._observe(self.on_output, stream, text)
+                else:
+                    self._post(self._observe, self.on_output, stream, text)
             return None
         message = parse_message(kind, payload)
         what = message["t"]
         if what == "call":
-            if not self._stopped:
-                self._on_call(message)
-            return None
+            return None if self._stopped else self._on_call(message, on_loop)
         if what == "done":
-            _check_done(message)
+            check_done(message)
             return message
         raise WireProtocolError(f"unexpected message type {what[:50]!r} from the worker")
-
-    def _on_call(self, message: dict[str, Any]) -> None:
-        call_id = field(message, "id", int)
-        name = field(message, "name", str)
-        args = field(message, "args", list)
-        kwargs = field(message, "kwargs", dict)
-        spec = self.specs.get(name)
-        if spec is None:
-            raise WireProtocolError(f"the worker called an unknown tool {name[:100]!r}")
-        self._calls += 1
-        limit = self.policy.max_tool_calls
-        if self._calls > limit:
-            if self._calls == limit + 1:  # record the first refused call only
-                refused = ToolCallLimitExceeded(limit, self._calls)
-                self.records.append(None)
-                self._record(
-                    _Call(call_id, spec, _raw_arguments(args, kwargs), len(self.records) - 1),
-                    False,
-                    describe_exception(refused),
-                )
-            self._reply(
-                encode_message(
-                    {
-                        "t": "error",
-                        "id": call_id,
-                        "kind": "ToolCallLimitExceeded",
-                        "limit": limit,
-                        "observed": self._calls,
-                    }
-                )
-            )
-            return
-        index = len(self.records)
-        self.records.append(None)
-        try:
-            arguments = spec.binder.bind(tuple(args), kwargs)
-        except TypeError as exc:
-            text = str(exc)
-            call = _Call(call_id, spec, _raw_arguments(args, kwargs), index)
-            self._record(call, False, f"TypeError: {text}")
-            self._reply(_error_frame(call_id, "TypeError", name, text))
-            return
-        call = _Call(call_id, spec, arguments, index)
-        if spec.is_async or message.get("async") is True:
-            self._post(self._admit, call)
-            return
-        ok, payload, call.seconds = _call_sync(spec.projection, arguments, call_id)
-        if ok and inspect.isawaitable(payload):  # a "sync" projection returned an awaitable
-            self._post(self._await_on_loop, call, payload)
-            return
-        self._finish_call(call, ok, payload, inline=True)
-
-    def _finish_call(self, call: _Call, ok: bool, payload: Any, *, inline: bool = False) -> None:
-        """Send the reply of a finished call and record it (any thread).
-
-        ``inline``: called by the channel thread, which reads ``done`` only after this
-        returns, so the reply may go first (the worker resumes sooner). Other threads
-        record first, so that the trace is complete when ``done`` arrives.
-        """
-        if ok:
-            frame: bytes = payload
-            error = None
-        else:
-            error = describe_exception(payload)
-            frame = _error_frame(call.call_id, "ToolError", call.spec.name, error)
-        if inline:
-            self._reply(frame)
-            self._record(call, ok, error)
-        else:
-            self._record(call, ok, error)
-            self._reply(frame)
-
-    def _record(self, call: _Call, ok: bool, error: str | None) -> None:
-        record = ToolCallRecord(
-            name=call.spec.name,
-            arguments=jsonable_arguments(call.arguments),
-            ok=ok,
-            error=error,
-            duration_s=call.seconds,
-        )
-        self.records[call.index] = record
-        if self.on_tool_call is not None and not self._stopped:
-            self._post(self._observe, self.on_tool_call, record)
-
-    # -- concurrent calls, on the loop ---------------------------------------------------
-
-    def _admit(self, call: _Call) -> None:
-        if self._stopped:
-            return
-        if self._active < self.policy.max_concurrent_tool_calls:
-            self._start(call)
-        else:
-            self._queued.append(call)
-
-    def _start(self, call: _Call) -> None:
-        self._active += 1
-        if call.spec.is_async:
-            task: asyncio.Future[Any] = self._loop.create_task(
-                self._await_value(call, call.spec.projection(**call.arguments))
-            )
-        else:
-            task = self._loop.run_in_executor(self.executor, self._run_sync_concurrently, call)
-        self._tasks.add(task)
-        task.add_done_callback(self._call_ended)
-
-    def _run_sync_concurrently(self, call: _Call) -> None:
-        ok, payload, call.seconds = _call_sync(call.spec.projection, call.arguments, call.call_id)
-        if ok and inspect.isawaitable(payload):
-            self._post(self._await_on_loop, call, payload)
-            return
-        self._finish_call(call, ok, payload)
-
-    def _await_on_loop(self, call: _Call, awaitable: Any) -> None:
-        if self._stopped:
-            return
-        self._active += 1
-        task = self._loop.create_task(self._await_value(call, awaitable))
-        self._tasks.add(task)
-        task.add_done_callback(self._call_ended)
-
-    async def _await_value(self, call: _Call, awaitable: Any) -> None:
-        started = time.perf_counter()
-        try:
-            value = await awaitable
-        except Exception as exc:
-            call.seconds += time.perf_counter() - started
-            self._finish_call(call, False, exc)
-            return
-        call.seconds += time.perf_counter() - started
-        try:
-            frame = reply_frame(call.call_id, value)
-        except WireProtocolError as exc:
-            self._finish_call(call, False, exc)
-            return
-        # a big reply may block until the worker reads it: send from a tool thread
-        self.executor.submit(self._finish_call, call, True, frame)
-
-    def _call_ended(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)
-        self._active -= 1
-        while self._queued and self._active < self.policy.max_concurrent_tool_calls:
-            self._start(self._queued.popleft())
-
-
-def _raw_arguments(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Arguments of a call that could not be bound, for its record."""
-    return {**kwargs, "*args": args} if args else dict(kwargs)
-
-
-def _set_done(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-def _check_done(message: dict[str, Any]) -> None:
-    error = message.get("error")
-    error_type = message.get("error_type")
-    if not isinstance(error, str | None) or not isinstance(error_type, str | None):
-        raise WireProtocolError("malformed 'done' message: error fields are not text")
-    if not isinstance(message.get("truncated"), bool):
-        raise WireProtocolError("malformed 'done' message: 'truncated' is not a bool")
-
-
-def _error_frame(call_id: int, kind: str, tool: str, message: str) -> bytes:
-    return encode_message(
-        {"t": "error", "id": call_id, "kind": kind, "tool": tool, "message": message}
-    )
-
-
-def _call_sync(
-    projection: Callable[..., Any], arguments: dict[str, Any], call_id: int
-) -> tuple[bool, Any, float]:
-    """Run a sync tool; encode its reply in the same thread."""
-    started = time.perf_counter()
-    try:
-        value = projection(**arguments)
-    except Exception as exc:
-        return False, exc, time.perf_counter() - started
-    seconds = time.perf_counter() - started
-    if inspect.isawaitable(value):
-        return True, value, seconds
-    try:
-        return True, reply_frame(call_id, value), seconds
-    except WireProtocolError as exc:
-        return False, exc, seconds
