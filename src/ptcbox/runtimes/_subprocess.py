@@ -66,12 +66,14 @@ class SubprocessRuntime:
     ``SIGKILL`` and the output received so far is kept.
 
     Tools stay in the host: the snippet calls stubs that send the call over a Unix
-    socket; sync tools run in a thread pool of the runtime, async tools on the caller's
+    socket. A sync tool called from synchronous snippet code runs in a host thread that
+    serves that execution (never on the event loop); async tools run on the caller's
     event loop; ``await asyncio.gather(...)`` in the snippet runs calls concurrently
-    (at most ``policy.max_concurrent_tool_calls``). Only JSON-compatible data crosses the
-    process boundary, converted deterministically with ``ptcbox._jsonable.to_jsonable``
-    (tool arguments, tool results, the trailing-expression value); the host never
-    unpickles anything the worker sends. ``extra_globals`` must be JSON-compatible.
+    (sync ones in ``tool_threads``; at most ``policy.max_concurrent_tool_calls``).
+    Only JSON-compatible data crosses the process boundary, converted deterministically
+    with ``ptcbox._jsonable.to_jsonable`` (tool arguments, tool results, the
+    trailing-expression value); the host never unpickles anything the worker sends.
+    ``extra_globals`` must be JSON-compatible.
 
     Requires Linux and the asyncio event loop. The pre-forking template follows the
     zygote/forkserver pattern; the limits are ``setrlimit(2)``, ``prctl(2)`` and PEP 578
@@ -89,7 +91,8 @@ class SubprocessRuntime:
             environment is passed, except :data:`DEFAULT_ENV_ALLOWLIST`).
         max_open_files: ``RLIMIT_NOFILE`` of a worker.
         max_file_bytes: ``RLIMIT_FSIZE`` of a worker, in bytes.
-        tool_threads: Threads for sync tools, shared by all executions.
+        tool_threads: Threads for sync tools called concurrently from asyncio code in
+            snippets, shared by all executions.
 
     Example:
         >>> async def main():  # doctest: +SKIP
