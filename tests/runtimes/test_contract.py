@@ -495,3 +495,59 @@ async def test_closing_stops_running_executions(make_runtime: Any) -> None:
         await anyio.sleep(0.2)
         await runtime.aclose()
     assert len(outcome) == 1
+
+
+# --- data crossing between snippet and tools --------------------------------------
+
+_HOST_CACHE: dict[str, list[int]] = {"ids": [1, 2, 3]}
+
+
+def cached() -> dict[str, list[int]]:
+    """Returns the host's own cached dict (a tool with internal state)."""
+    return _HOST_CACHE
+
+
+async def test_tool_results_are_copies_the_snippet_cannot_mutate_in_the_host(
+    runtime: Any,
+) -> None:
+    code = "d = cached()\nd['ids'].append(99)\nd['new'] = 1\nprint(cached())"
+    result = await runtime.execute(code, tools(cached=cached))
+    assert result.ok, result.error
+    assert result.stdout == "{'ids': [1, 2, 3]}\n"
+    assert _HOST_CACHE == {"ids": [1, 2, 3]}
+
+
+def describe(item: Any) -> str:
+    """Reports the Python type the tool received."""
+    return f"{type(item).__name__}:{item!r}"
+
+
+async def test_tools_receive_plain_data_never_snippet_objects(runtime: Any) -> None:
+    code = (
+        "class Sneaky:\n"
+        "    def __eq__(self, other):\n"
+        "        while True:\n"
+        "            pass\n"
+        "print(describe(Sneaky()))\n"
+        "print(describe({3, 1}))\n"
+        "print(describe((1, 2)))\n"
+    )
+    result = await runtime.execute(code, tools(describe=describe), timeout=10)
+    assert result.ok, result.error
+    assert result.stdout == "str:'<Sneaky object>'\nlist:[1, 3]\nlist:[1, 2]\n"
+
+
+async def test_async_tools_receive_plain_data_too(runtime: Any) -> None:
+    async def adescribe(item: Any) -> str:
+        """Async twin of describe."""
+        return describe(item)
+
+    code = (
+        "import asyncio\n"
+        "class Sneaky:\n"
+        "    pass\n"
+        "print(await asyncio.gather(adescribe(Sneaky()), adescribe({2, 1})))\n"
+    )
+    result = await runtime.execute(code, tools(adescribe=adescribe))
+    assert result.ok, result.error
+    assert result.stdout == "[\"str:'<Sneaky object>'\", 'list:[1, 2]']\n"

@@ -277,7 +277,9 @@ async def test_closing_a_session_frees_its_globals(runtime: Any) -> None:
         return thing
 
     session = runtime.session()
-    await session.execute("keep = make()", {"make": DirectProjection("make", make)})
+    # tool results reach the snippet as plain-data copies, so the host object is handed
+    # over through extra_globals, which the runtime passes as they are
+    await session.execute("keep = thing", {}, extra_globals={"thing": make()})
     gc.collect()
     assert refs[0]() is not None
     await session.aclose()
@@ -459,7 +461,9 @@ async def test_errors_in_snippet_finalizers_go_to_its_stderr(runtime: Any) -> No
     assert "Exception ignored in a finalizer: ValueError: in finalizer" in result.stderr
 
 
-async def test_tools_handed_to_host_code_work_only_in_the_snippet_thread(runtime: Any) -> None:
+async def test_tools_handed_to_host_code_work_only_in_the_snippet_thread(
+    runtime: Any, trusted: Any
+) -> None:
     def add(a: int, b: int) -> int:
         return a + b
 
@@ -467,6 +471,13 @@ async def test_tools_handed_to_host_code_work_only_in_the_snippet_thread(runtime
         return fn(a=1, b=2)
 
     tools = {"add": DirectProjection("add", add), "apply": DirectProjection("apply", apply)}
+    # restricted policies hand tools plain data: a callable never reaches host code
+    refused = await runtime.execute("apply(fn=add)", tools)
+    assert refused.error_type == "ToolError"
+    assert refused.error is not None
+    assert "'str' object is not callable" in refused.error
+    # the trusted policy passes live objects; a tool may call a snippet tool back
+    runtime = trusted
     same_thread = await runtime.execute("apply(fn=add)", tools)
     assert same_thread.value == 3
     assert [c.name for c in same_thread.tool_calls] == ["apply", "add"]  # start order

@@ -224,6 +224,7 @@ class ThreadRuntime:
             max_calls=policy.max_tool_calls,
             max_concurrent=policy.max_concurrent_tool_calls,
             relay=relay,
+            plain_data=policy.restricted,
         )
         route = session._route if session is not None else Route()
         route.run = run

@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from ptcbox._jsonable import to_jsonable
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
@@ -38,7 +39,15 @@ _PENDING = "the call did not finish before the execution ended"
 
 
 class Run:
-    """The state of one execution that the snippet's thread and the host share."""
+    """The state of one execution that the snippet's thread and the host share.
+
+    With ``plain_data`` (every restricted policy), tool arguments and tool results cross
+    between snippet and host as JSON-compatible copies (:func:`ptcbox._jsonable.to_jsonable`),
+    as they do over SubprocessRuntime's wire: a tool never receives a snippet-defined
+    object (whose ``__eq__``/``__hash__`` would run snippet code on the host, outside the
+    time limit), and the snippet never holds a tool's live data (a cached host dict it
+    could mutate). The same snippet therefore sees the same values in both runtimes.
+    """
 
     __slots__ = (
         "calls",
@@ -46,6 +55,7 @@ class Run:
         "host_loop",
         "max_calls",
         "max_concurrent",
+        "plain_data",
         "records",
         "relay",
         "semaphore",
@@ -61,8 +71,10 @@ class Run:
         max_calls: int,
         max_concurrent: int,
         relay: Relay | None,
+        plain_data: bool = True,
     ) -> None:
         self.control = Control()
+        self.plain_data = plain_data
         self.host_loop = host_loop
         self.relay = relay
         self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None)
@@ -141,9 +153,11 @@ class Run:
             control.enter_host()  # raises
         started = _perf()
         try:
-            result = spec.call(**bound)
+            result = spec.call(**(arguments if self.plain_data else bound))
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
+            if self.plain_data:
+                result = to_jsonable(result)
             error = None
         except ExecutionInterrupted:
             result, error = None, _PENDING  # the stop is raised right below
@@ -187,7 +201,10 @@ class Run:
         if self.control.stop:
             raise ExecutionInterrupted(self.control.reason)
         slot = len(self.records)
-        self.records.append((spec.name, jsonable_arguments(bound)))
+        arguments = jsonable_arguments(bound)
+        self.records.append((spec.name, arguments))
+        if self.plain_data:
+            bound = arguments
         future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
         self.control.track(future)
         try:
@@ -210,6 +227,8 @@ class Run:
                     )
                 if inspect.isawaitable(result):
                     result = await result
+                if self.plain_data:
+                    result = to_jsonable(result)
             except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
                 self._finish(slot, False, "CancelledError: the call was cancelled", started)
                 raise
