@@ -171,8 +171,9 @@ def _setup(
     os.closerange(3, keep)
     os.closerange(keep + 1, 1 << 16)
     os.chdir(workdir)
-    os.environ.clear()
-    os.environ.update(config.env)
+    if dict(os.environ) != config.env:  # the template already runs with exactly this env
+        os.environ.clear()
+        os.environ.update(config.env)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
     if not config.network:
         unshare_network()
