@@ -1,6 +1,6 @@
 """Tool calls of one SubprocessRuntime execution, as the host runs them.
 
-:class:`ToolCalls` is the half of :class:`~ptcbox.runtimes._subprocess_exec.HostExecution`
+:class:`CallHandler` is the half of :class:`~ptcbox.runtimes._subprocess_exec.HostExecution`
 that checks a call message (known tool, call-count limit, arguments bound to the
 signature), runs sync tools where the call arrived (the channel thread) or, for calls
 from the snippet's asyncio code and for async tools, on the caller's event loop at most
@@ -28,12 +28,12 @@ from ptcbox.runtimes._wire import encode_message, field, reply_frame
 from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["ToolCall", "ToolCalls", "check_done", "set_done"]
+__all__ = ["CallHandler", "PendingCall", "check_done", "set_done"]
 
 Outcome = tuple[str, Any]
 
 
-class ToolCall:
+class PendingCall:
     """One tool call in progress (host side)."""
 
     __slots__ = ("arguments", "call_id", "index", "seconds", "spec")
@@ -46,7 +46,7 @@ class ToolCall:
         self.seconds = 0.0
 
 
-class ToolCalls:
+class CallHandler:
     """Tool-call handling shared by the loop and the channel thread of an execution."""
 
     worker: WorkerHandle
@@ -61,7 +61,7 @@ class ToolCalls:
     _stopped: bool
     _calls: int
     _active: int
-    _queued: deque[ToolCall]
+    _queued: deque[PendingCall]
     _tasks: set[asyncio.Future[Any]]
 
     def _finish(self, outcome: Outcome) -> None:
@@ -93,7 +93,7 @@ class ToolCalls:
         else:
             self._reply(data)
 
-    def _on_call(self, message: dict[str, Any], on_loop: bool) -> ToolCall | None:
+    def _on_call(self, message: dict[str, Any], on_loop: bool) -> PendingCall | None:
         """Check a call; return it when a sync tool must run it, else start or refuse it."""
         call_id = field(message, "id", int)
         name = field(message, "name", str)
@@ -109,7 +109,7 @@ class ToolCalls:
                 refused = ToolCallLimitExceeded(limit, self._calls)
                 self.records.append(None)
                 self._record(
-                    ToolCall(call_id, spec, raw_arguments(args, kwargs), len(self.records) - 1),
+                    PendingCall(call_id, spec, raw_arguments(args, kwargs), len(self.records) - 1),
                     False,
                     describe_exception(refused),
                 )
@@ -128,11 +128,11 @@ class ToolCalls:
             arguments = spec.binder.bind(tuple(args), kwargs)
         except TypeError as exc:
             text = str(exc)
-            call = ToolCall(call_id, spec, raw_arguments(args, kwargs), index)
+            call = PendingCall(call_id, spec, raw_arguments(args, kwargs), index)
             self._record(call, False, f"TypeError: {text}")
             self._reply_from(error_frame(call_id, "TypeError", name, text), on_loop)
             return None
-        call = ToolCall(call_id, spec, arguments, index)
+        call = PendingCall(call_id, spec, arguments, index)
         if spec.is_async or message.get("async") is True:
             if on_loop:
                 self._admit(call)
@@ -141,7 +141,7 @@ class ToolCalls:
             return None
         return call
 
-    def _run_inline(self, call: ToolCall) -> None:
+    def _run_inline(self, call: PendingCall) -> None:
         """Run a sync tool in the channel thread and reply from there."""
         ok, payload, call.seconds = call_sync(call.spec.projection, call.arguments, call.call_id)
         if ok and inspect.isawaitable(payload):  # a "sync" projection returned an awaitable
@@ -149,7 +149,9 @@ class ToolCalls:
             return
         self._finish_call(call, ok, payload, inline=True)
 
-    def _finish_call(self, call: ToolCall, ok: bool, payload: Any, *, inline: bool = False) -> None:
+    def _finish_call(
+        self, call: PendingCall, ok: bool, payload: Any, *, inline: bool = False
+    ) -> None:
         """Send the reply of a finished call and record it (any thread).
 
         ``inline``: called by the channel thread, which reads ``done`` only after this
@@ -169,7 +171,7 @@ class ToolCalls:
             self._record(call, ok, error)
             self._reply(frame)
 
-    def _record(self, call: ToolCall, ok: bool, error: str | None) -> None:
+    def _record(self, call: PendingCall, ok: bool, error: str | None) -> None:
         record = ToolCallRecord(
             name=call.spec.name,
             arguments=jsonable_arguments(call.arguments),
@@ -183,7 +185,7 @@ class ToolCalls:
 
     # -- concurrent calls, on the loop ---------------------------------------------------
 
-    def _admit(self, call: ToolCall) -> None:
+    def _admit(self, call: PendingCall) -> None:
         if self._stopped:
             return
         if self._active < self.policy.max_concurrent_tool_calls:
@@ -191,7 +193,7 @@ class ToolCalls:
         else:
             self._queued.append(call)
 
-    def _start(self, call: ToolCall) -> None:
+    def _start(self, call: PendingCall) -> None:
         self._active += 1
         if call.spec.is_async:
             task: asyncio.Future[Any] = self._loop.create_task(
@@ -202,14 +204,14 @@ class ToolCalls:
         self._tasks.add(task)
         task.add_done_callback(self._call_ended)
 
-    def _run_sync_concurrently(self, call: ToolCall) -> None:
+    def _run_sync_concurrently(self, call: PendingCall) -> None:
         ok, payload, call.seconds = call_sync(call.spec.projection, call.arguments, call.call_id)
         if ok and inspect.isawaitable(payload):
             self._post(self._await_on_loop, call, payload)
             return
         self._finish_call(call, ok, payload)
 
-    def _await_on_loop(self, call: ToolCall, awaitable: Any) -> None:
+    def _await_on_loop(self, call: PendingCall, awaitable: Any) -> None:
         if self._stopped:
             return
         self._active += 1
@@ -217,7 +219,7 @@ class ToolCalls:
         self._tasks.add(task)
         task.add_done_callback(self._call_ended)
 
-    async def _await_value(self, call: ToolCall, awaitable: Any) -> None:
+    async def _await_value(self, call: PendingCall, awaitable: Any) -> None:
         started = time.perf_counter()
         try:
             value = await awaitable

@@ -31,7 +31,7 @@ from ptcbox.runtimes._common import (
 )
 from ptcbox.runtimes._output import OutputBuffer
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
-from ptcbox.runtimes._subprocess_calls import ToolCall, ToolCalls, check_done, set_done
+from ptcbox.runtimes._subprocess_calls import CallHandler, PendingCall, check_done, set_done
 from ptcbox.runtimes._subprocess_threads import ChannelThreads
 from ptcbox.runtimes._wire import (
     KIND_STDERR,
@@ -54,7 +54,7 @@ Outcome = tuple[str, Any]
 ``("protocol", WireProtocolError)`` or ``("observer", exception)``."""
 
 
-class HostExecution(ToolCalls):
+class HostExecution(CallHandler):
     """One ``run`` on one worker, from the first frame to the :class:`CodeResult`.
 
     Args:
@@ -94,7 +94,7 @@ class HostExecution(ToolCalls):
         self._stopped = False
         self._calls = 0
         self._active = 0
-        self._queued: deque[ToolCall] = deque()
+        self._queued: deque[PendingCall] = deque()
         self._tasks: set[asyncio.Future[Any]] = set()
         self._decoder = FrameDecoder()
         self._fd = worker.sock.fileno()
@@ -179,7 +179,7 @@ class HostExecution(ToolCalls):
                 except WireProtocolError as exc:
                     error = exc
                     break
-                if isinstance(step, ToolCall):  # a sync tool: hand the socket to a thread
+                if isinstance(step, PendingCall):  # a sync tool: hand the socket to a thread
                     self._stop_reading()
                     self.worker.enter()
                     try:
@@ -211,7 +211,7 @@ class HostExecution(ToolCalls):
         return frames, None
 
     def _serve(
-        self, first: ToolCall, frames: list[tuple[int, bytes]], error: WireProtocolError | None
+        self, first: PendingCall, frames: list[tuple[int, bytes]], error: WireProtocolError | None
     ) -> None:
         """The channel thread: run sync tools where the calls arrive, until ``done``."""
         outcome: Outcome = ("eof", None)
@@ -220,7 +220,7 @@ class HostExecution(ToolCalls):
             while True:
                 for kind, payload in frames:
                     step = self._on_frame(kind, payload, on_loop=False)
-                    if isinstance(step, ToolCall):
+                    if isinstance(step, PendingCall):
                         self._run_inline(step)
                     elif step is not None:
                         outcome = ("done", step)
@@ -242,7 +242,7 @@ class HostExecution(ToolCalls):
             self._post(set_done, self._left)
 
     def _on_frame(self, kind: int, payload: bytes, *, on_loop: bool) -> Any:
-        """Handle one frame; return ``done``'s message, a sync :class:`ToolCall` to run, or None."""
+        """Handle a frame; return ``done``'s message, a sync :class:`PendingCall`, or None."""
         if kind in (KIND_STDOUT, KIND_STDERR):
             text = payload.decode("utf-8", "replace")
             if kind == KIND_STDOUT:
