@@ -117,7 +117,7 @@ class Run:
         except TypeError as exc:
             message = str(exc)
         self._record_failure(spec, args, kwargs, f"TypeError: {message}")
-        raise TypeError(message)
+        raise TypeError(message) from None
 
     def build_records(self) -> tuple[ToolCallRecord, ...]:
         """The calls so far as records; calls still running are reported as failed."""
