@@ -228,11 +228,22 @@ def _settle(before: set[int]) -> set[int]:
     return _children() - before
 
 
-def test_aexecute_subprocess_leaves_no_process_behind(created: list[Any]) -> None:
+def test_aexecute_subprocess_with_a_policy_leaves_no_process_behind(
+    created: list[Any],
+) -> None:
+    from ptcbox.sandbox import SandboxPolicy
+
     facade._LOOP.shutdown()  # the shared default runtimes (and their warm workers) end
     before = _children()
     assert not _settle(before)
-    result = asyncio.run(aexecute("print(add(a=1, b=1))", tools=[add], runtime="subprocess"))
+    result = asyncio.run(
+        aexecute(
+            "print(add(a=1, b=1))",
+            tools=[add],
+            runtime="subprocess",
+            policy=SandboxPolicy.strict(),
+        )
+    )
     assert result.stdout == "2\n"
     assert len(created) == 1
     assert not _settle(before)
@@ -240,11 +251,24 @@ def test_aexecute_subprocess_leaves_no_process_behind(created: list[Any]) -> Non
         asyncio.run(created[0].execute("print(1)", {}))
 
 
+def test_aexecute_shares_the_default_runtime_across_event_loops(created: list[Any]) -> None:
+    facade._LOOP.shutdown()
+    before = _children()
+    for n in range(3):  # three asyncio.run() calls: three different caller loops
+        result = asyncio.run(aexecute(f"print(add(a={n}, b=1))", tools=[add]))
+        assert result.stdout == f"{n + 1}\n"
+    assert len(created) == 1  # one shared runtime, warm workers reused
+    facade._LOOP.shutdown()  # what interpreter exit does
+    assert not _settle(before)
+
+
 # --- runtime lifetime -------------------------------------------------------------------
 
 
-def test_aexecute_closes_the_runtime_it_created(created: list[Any]) -> None:
-    result = asyncio.run(aexecute("print(1)"))
+def test_aexecute_with_a_policy_closes_the_runtime_it_created(created: list[Any]) -> None:
+    from ptcbox.sandbox import SandboxPolicy
+
+    result = asyncio.run(aexecute("print(1)", policy=SandboxPolicy.strict()))
     assert result.ok and len(created) == 1
     with pytest.raises(RuntimeClosedError):
         asyncio.run(created[0].execute("print(1)", {}))
@@ -457,3 +481,39 @@ def test_execute_works_in_a_forked_child() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "child 0"
+
+
+def test_aexecute_observers_run_on_the_calling_loop() -> None:
+    seen: list[tuple[str, bool]] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_tool_call(record: ToolCallRecord) -> None:
+            seen.append((record.name, asyncio.get_running_loop() is loop))
+
+        def on_output(stream: str, text: str) -> None:
+            seen.append((stream, asyncio.get_running_loop() is loop))
+
+        result = await aexecute(
+            "print(add(a=1, b=2))", tools=[add], on_tool_call=on_tool_call, on_output=on_output
+        )
+        assert result.stdout == "3\n"
+        await asyncio.sleep(0.05)  # callbacks are scheduled with call_soon_threadsafe
+
+    asyncio.run(main())
+    assert ("add", True) in seen
+    assert ("stdout", True) in seen
+    assert all(on_loop for _, on_loop in seen)
+
+
+def test_cancelling_aexecute_stops_the_snippet_and_the_runtime_stays_usable() -> None:
+    async def main() -> None:
+        started = time.monotonic()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(aexecute("while True:\n    pass", timeout=60), 0.5)
+        assert time.monotonic() - started < 5
+        again = await aexecute("print('still here')")
+        assert again.stdout == "still here\n"
+
+    asyncio.run(main())

@@ -10,9 +10,11 @@ loop.
 
 Runtime lifetime: ``runtime=None`` or a runtime name with no ``policy`` uses a *shared
 default* runtime per kind, which lives on the private loop until interpreter exit (so a
-SubprocessRuntime's warm workers are reused across calls). Any other runtime that
-``execute``/``aexecute`` creates (a ``policy`` was given, or ``aexecute`` with a name) is
-closed before the call returns. A runtime instance you pass is never closed by ptcbox.
+SubprocessRuntime's warm workers are reused across calls, from ``execute`` and
+``aexecute`` alike). ``aexecute`` reaches it from the caller's loop and hands async tools
+and the observers back to the caller's loop. Any other runtime that
+``execute``/``aexecute`` creates (a ``policy`` was given) is closed before the call
+returns. A runtime instance you pass is never closed by ptcbox.
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
+import inspect
 import os
 import threading
-from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, Final, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, Final, Literal, TypeVar
 
 import anyio
 
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
-from ptcbox.projections import ToolProjection
+from ptcbox.projections import ToolProjection, binder_for
 from ptcbox.runtimes import (
     CodeRuntime,
     OutputCallback,
@@ -37,6 +41,7 @@ from ptcbox.runtimes import (
     ThreadRuntime,
     ToolCallCallback,
 )
+from ptcbox.runtimes._common import _runs_on_loop as runs_on_loop
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["aexecute", "execute"]
@@ -44,8 +49,9 @@ __all__ = ["aexecute", "execute"]
 RUNTIME_NAMES: Final[tuple[str, ...]] = ("thread", "subprocess")
 """The runtime names ``runtime=`` and ``ptcbox run --runtime`` accept."""
 
-DEFAULT_RUNTIME: Final[str] = "thread"
-"""The runtime used when none is given. Issue 3 switches it to ``"subprocess"``."""
+DEFAULT_RUNTIME: Final[str] = "subprocess"
+"""The runtime used when none is given: process isolation with OS-enforced limits, the
+safe choice for model-written code. ``"thread"`` is faster and in-process."""
 
 _T = TypeVar("_T")
 _CLOSE_WAIT_S = 5.0
@@ -101,20 +107,98 @@ def _check_runtime_arg(runtime: object, policy: object) -> None:
         )
 
 
+class _OnCallerLoop:
+    """A projection whose awaitable results are awaited on the caller's event loop.
+
+    ``aexecute`` runs the shared default runtime on ptcbox's private loop; an async tool
+    may hold objects bound to the caller's loop (a client session, a lock), so its
+    coroutine is sent back there with ``asyncio.run_coroutine_threadsafe``.
+    """
+
+    __slots__ = ("_caller", "_projection", "is_async", "signature")
+
+    def __init__(self, projection: ToolProjection, caller: asyncio.AbstractEventLoop) -> None:
+        self._projection = projection
+        self._caller = caller
+        self.signature = binder_for(projection).signature  # positional binding still works
+        self.is_async = runs_on_loop(projection)
+
+    @property
+    def name(self) -> str:
+        return self._projection.name
+
+    @property
+    def doc(self) -> str | None:
+        return self._projection.doc
+
+    def __call__(self, **kwargs: Any) -> Any:
+        result = self._projection(**kwargs)
+        if not inspect.isawaitable(result):
+            return result
+        return self._await_on_caller(result)
+
+    async def _await_on_caller(self, awaitable: Awaitable[Any]) -> Any:
+        async def run() -> Any:
+            return await awaitable
+
+        future = asyncio.run_coroutine_threadsafe(run(), self._caller)
+        return await asyncio.wrap_future(future)
+
+
+def _on_caller_loop(
+    namespace: dict[str, ToolProjection], options: dict[str, Any]
+) -> tuple[dict[str, ToolProjection], dict[str, Any]]:
+    """Route async tools and observers of a delegated call back to the calling loop."""
+    caller = asyncio.get_running_loop()
+    routed: dict[str, ToolProjection] = {
+        name: _OnCallerLoop(projection, caller) for name, projection in namespace.items()
+    }
+    moved = dict(options)
+    for key in ("on_tool_call", "on_output"):
+        callback = options[key]
+        if callback is not None:
+            moved[key] = functools.partial(caller.call_soon_threadsafe, callback)
+    return routed, moved
+
+
+async def _run_shared(
+    code: str, namespace: dict[str, ToolProjection], kind: str, options: dict[str, Any]
+) -> CodeResult:
+    """``aexecute`` on the shared default runtime, which lives on the private loop."""
+    if _LOOP.is_loop_thread():
+        return await _LOOP.shared_runtime(kind).execute(code, namespace, **options)
+    routed, moved = _on_caller_loop(namespace, options)
+
+    async def on_private_loop() -> CodeResult:
+        return await _LOOP.shared_runtime(kind).execute(code, routed, **moved)
+
+    loop = _LOOP.start()
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(on_private_loop(), loop))
+
+
 async def _run(
     code: str,
     namespace: dict[str, ToolProjection],
     runtime: CodeRuntime | str | None,
     policy: SandboxPolicy | None,
     *,
-    shared: bool,
+    where: Literal["private-loop", "caller-loop", "own-thread"],
     options: dict[str, Any],
 ) -> CodeResult:
+    """Run on a runtime instance, a shared default runtime or a runtime made for the call.
+
+    ``where`` says which loop this coroutine runs on: ptcbox's private loop (``execute``),
+    a caller's loop (``aexecute``; the shared runtime is reached on the private loop), or
+    a one-off loop in a helper thread (``execute`` called on the private loop itself,
+    which is blocked, so a runtime is made for the call).
+    """
     if runtime is not None and not isinstance(runtime, str):
         return await runtime.execute(code, namespace, **options)
     kind = runtime or DEFAULT_RUNTIME
-    if shared and policy is None:
+    if policy is None and where == "private-loop":
         return await _LOOP.shared_runtime(kind).execute(code, namespace, **options)
+    if policy is None and where == "caller-loop":
+        return await _run_shared(code, namespace, kind, options)
     owned = make_runtime(kind, policy)
     try:
         return await owned.execute(code, namespace, **options)
@@ -140,10 +224,11 @@ async def aexecute(
 ) -> CodeResult:
     """Run a snippet with tools on the current event loop and return its result.
 
-    Async tools and ``on_tool_call`` run on the calling loop. With ``runtime=None`` or a
-    runtime name, a new runtime is created for this call and closed before it returns;
-    to run many snippets, create one runtime (``async with ThreadRuntime() as rt``) and
-    pass it.
+    Async tools and the observers run on the calling loop. With ``runtime=None`` or a
+    runtime name and no ``policy``, the shared default runtime of that kind serves the
+    call (it lives on ptcbox's private loop, so a SubprocessRuntime's warm workers are
+    reused); with a ``policy``, a runtime is created for this call and closed before it
+    returns. A runtime instance you pass runs on the calling loop and is never closed.
 
     Args:
         code: Python source, typically written by a model.
@@ -170,7 +255,7 @@ async def aexecute(
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
     options = _options(timeout, extra_globals, on_tool_call, on_output)
-    return await _run(code, namespace, runtime, policy, shared=False, options=options)
+    return await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
 
 
 def execute(
@@ -229,9 +314,9 @@ def execute(
         # Called from an async tool or callback running on the private loop itself:
         # blocking that loop would deadlock, so use a fresh loop in a helper thread.
         return _run_in_new_thread(
-            lambda: _run(code, namespace, runtime, policy, shared=False, options=options)
+            lambda: _run(code, namespace, runtime, policy, where="own-thread", options=options)
         )
-    return _LOOP.run(_run(code, namespace, runtime, policy, shared=True, options=options))
+    return _LOOP.run(_run(code, namespace, runtime, policy, where="private-loop", options=options))
 
 
 def _options(
@@ -290,6 +375,10 @@ class _BackgroundLoop:
                 ready.wait()
                 self._loop, self._thread, self._runtimes = loop, thread, {}
             return self._loop
+
+    def start(self) -> asyncio.AbstractEventLoop:
+        """The private loop, started if it is not running."""
+        return self._ensure()
 
     def shared_runtime(self, kind: str) -> CodeRuntime:
         # Only called on the loop thread, so no lock is needed for the dict.

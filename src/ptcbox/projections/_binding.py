@@ -48,6 +48,11 @@ class ArgumentBinder:
         self._text = f"{name}{signature.replace(return_annotation=inspect.Signature.empty)}"
 
     @property
+    def signature(self) -> inspect.Signature | None:
+        """The signature arguments are bound by, or ``None`` (keywords only)."""
+        return self._signature
+
+    @property
     def signature_text(self) -> str:
         """The call signature as shown in errors, e.g. ``search(query: str, limit: int = 10)``."""
         return self._text
