@@ -58,11 +58,6 @@ os.close(os.open("{name}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F1+F5: with real os, os.open(rel, dir_fd=...) passes the audit hook "
-    "(relative path resolved against the workdir): writes anywhere, reads /proc/<host>/environ",
-)
 async def test_subprocess_cannot_write_outside_workdir_via_dir_fd(
     make_runtime: Any, runtime_name: str, tools: Any, tmp_path: Any
 ) -> None:

@@ -5,9 +5,12 @@ and runs :func:`worker_main`, which never returns. Set-up, in order: its own ses
 process group (``setsid``), ``PR_SET_PDEATHSIG`` (it dies with the template, which dies
 with the host), ``/dev/null`` on fds 0-2 and every other inherited descriptor closed, a
 private working directory, an environment built from an allowlist, an optional empty
-network namespace, the output flusher thread, rlimits (no core dumps, open files, file
-size, processes), a seccomp filter against process creation and ``execve`` (which binds
-even for root, unlike ``RLIMIT_NPROC``), and last the audit hook. Then it waits for
+network namespace, the output flusher, rlimits (no core dumps, open files, file size,
+processes), a Landlock ruleset (:mod:`ptcbox.runtimes._worker_landlock`: writes only in
+its directory, reads only what Python needs, no access to other processes), a seccomp
+filter against process creation, ``execve``, ``ptrace`` and other kernel interfaces
+(which binds even for root, unlike ``RLIMIT_NPROC``; without Landlock it also refuses
+``dir_fd``-relative paths), and last the audit hook. Then it waits for
 a ``run`` message, applies the policy's memory and CPU limits, compiles the snippet with
 the sandbox (``os_enforced_limits=True``: the OS enforces what the arithmetic guards
 would), runs it, and sends ``done``. A single-use worker exits after one run; a session
@@ -28,11 +31,14 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ptcbox._jsonable import scrub_text, to_jsonable
+from ptcbox._jsonable import scrub_text
 from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._awaitable import AwaitableToolCall
 from ptcbox.runtimes._common import SNIPPET_FILENAME, error_type_name, format_snippet_error
-from ptcbox.runtimes._wire import MAX_FRAME_BYTES, encode_message
+from ptcbox.runtimes._value import capped_value
+from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes._worker_io import WorkerChannel, run_coroutine
+from ptcbox.runtimes._worker_landlock import landlock_abi, read_paths, restrict_worker
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._audit import AuditGate, install_audit_hook
 from ptcbox.sandbox._rlimits import (
@@ -51,6 +57,7 @@ __all__ = [
     "WorkerConfig",
     "policy_from_wire",
     "policy_to_wire",
+    "prepare_walls",
     "warm_up",
     "worker_main",
 ]
@@ -58,6 +65,19 @@ __all__ = [
 EXIT_SETUP_FAILED = 71
 """Exit status of a worker whose set-up failed (reported as a crash)."""
 _EXIT_PROTOCOL = 72
+_walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
+
+
+def prepare_walls() -> tuple[int, tuple[str, ...]]:
+    """Probe Landlock and list the readable paths once (in the template, before forking).
+
+    Returns:
+        The kernel's Landlock ABI version (0: unavailable) and the paths workers may read.
+    """
+    global _walls
+    if _walls is None:
+        _walls = (landlock_abi(), read_paths())
+    return _walls
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +209,15 @@ def _setup(
     )
     set_no_new_privs()
     warm_up(channel, f"# worker {os.getpid()}", (policy.restricted,))
+    abi, readable = prepare_walls()
+    landlocked = False
+    if abi:
+        with contextlib.suppress(OSError):  # refused: seccomp confines dir_fd instead
+            restrict_worker(workdir, readable, abi)
+            landlocked = True
     if process_filter_supported():
         with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
-            forbid_process_creation()
+            forbid_process_creation(confine_dirfd=not landlocked)
     apply_run_limits(
         max_memory_bytes=policy.max_memory_bytes,
         max_cpu_seconds=None,
@@ -237,8 +263,8 @@ def warm_up(
         )
         namespace = build_globals(policy, tools={}, stdout=sink, stderr=sink)
         exec(compiled.code, namespace)
-        value = to_jsonable(namespace.get(VALUE_NAME))
-        encode_message({"t": "done", "value": value, "error": None})
+        value, _ = capped_value(namespace.get(VALUE_NAME), policy.max_output_bytes)
+        encode_message({"t": "done", "value": value, "error": None}, stdlib=True)
     if channel is not None:
         channel.make_stub("tool", None)
 
@@ -266,10 +292,11 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
         done = _run(message, channel, gate, state)
         try:
             channel.send(done)
-        except WireProtocolError:
-            done["value"] = (
-                f"<value omitted: its JSON is over the {MAX_FRAME_BYTES:,}-byte message limit>"
-            )
+        except (WireProtocolError, MemoryError) as exc:
+            reason = "out of memory" if isinstance(exc, MemoryError) else str(exc)
+            done["value"] = None
+            done["truncated"] = True
+            channel.stderr.write(f"[value omitted: the result could not be sent: {reason}]\n")
             channel.send(done)
         if not message.get("session"):
             return 0
@@ -313,12 +340,22 @@ def _run(
             namespace.pop(VALUE_NAME, None)
             state.injected = fresh
         compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
-        if compiled.is_async:
-            run_coroutine(channel, eval(compiled.code, namespace))
-        else:
-            exec(compiled.code, namespace)
-        if compiled.has_value:
-            value = to_jsonable(namespace.pop(VALUE_NAME, None))
+        try:
+            if compiled.is_async:
+                run_coroutine(channel, eval(compiled.code, namespace))
+            else:
+                exec(compiled.code, namespace)
+        finally:
+            channel.settle(channel.stderr)  # calls started without await, see _awaitable
+        raw = namespace.pop(VALUE_NAME, None) if compiled.has_value else None
+        if type(raw) is AwaitableToolCall:
+            raw._ptc_misuse("return")
+        if raw is not None:
+            value, note = capped_value(raw, policy.max_output_bytes)
+            del raw
+            if note is not None:
+                channel.stderr.write(note)
+                truncated = True
     except BaseException as exc:
         error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
         error_type = error_type_name(exc)

@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from ptcbox.runtimes._worker import WorkerConfig, warm_up, worker_main
+from ptcbox.runtimes._worker import WorkerConfig, prepare_walls, warm_up, worker_main
 from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
 from ptcbox.sandbox._rlimits import load_libc, unshare_network
 
@@ -178,6 +178,7 @@ def main(argv: list[str]) -> None:
     template = _Template(ctl, config)
     try:
         _warm_up()
+        prepare_walls()
         netns = config.network or _probe_network_namespace()
         gc.collect()
         gc.freeze()

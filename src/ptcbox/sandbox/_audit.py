@@ -16,12 +16,15 @@ raises :class:`~ptcbox.errors.PolicyViolation` for:
 - writes outside the working directory: ``open`` for writing, ``os.remove``, ``rename``,
   ``mkdir``, ``chmod``, ``truncate``, ``symlink``, ... on any path that does not resolve
   inside it (symlinks resolved), or on a raw file descriptor; reads of other
-  processes' ``/proc/<pid>`` entries;
+  processes' ``/proc/<pid>`` entries; opening a directory outside it (the ``open`` event
+  does not show ``dir_fd``, so no directory descriptor outside may exist to be one);
 - ``resource.setrlimit``/``prlimit``, except while the worker itself adjusts limits
   (:meth:`AuditGate.permit_limits`).
 
 The design follows the audit-hook sandboxing pattern described in PEP 578 ("Python
-Runtime Audit Hooks"), used as defence in depth rather than as the only barrier.
+Runtime Audit Hooks"), used as defence in depth rather than as the only barrier: the
+kernel walls are Landlock (:mod:`ptcbox.runtimes._worker_landlock`) and seccomp
+(:func:`ptcbox.sandbox._rlimits.forbid_process_creation`).
 """
 
 from __future__ import annotations
@@ -137,6 +140,17 @@ class AuditGate:
             return False
         return real == self.workdir or real.startswith(self.workdir + os.sep)
 
+    def _outside_directory(self, path: Any) -> bool:
+        # A descriptor of a directory is a base for dir_fd=, which the "open" event
+        # does not show: with none outside the working directory, a dir_fd-relative
+        # path resolves inside it or is refused like any path that climbs out.
+        if isinstance(path, int) or self._inside(path):
+            return False
+        try:
+            return os.path.isdir(path)
+        except (TypeError, ValueError):
+            return True
+
     def _other_process_entry(self, path: Any) -> bool:
         if isinstance(path, int):
             return False
@@ -161,6 +175,8 @@ class AuditGate:
                 _refuse(f"writing to {path!r} (outside the working directory)", event)
             if not writing and self._other_process_entry(path):
                 _refuse(f"reading {path!r} (another process)", event)
+            if self._outside_directory(path):
+                _refuse(f"opening the directory {path!r} (outside the working directory)", event)
         elif event in _PROCESS_EVENTS:
             _refuse("creating a process", event)
         elif event in _NETWORK_EVENTS:
