@@ -25,6 +25,7 @@ from ptcbox.agent_glue import (
 )
 from ptcbox.errors import (
     ArithmeticLimitExceeded,
+    CPUTimeLimitExceeded,
     LimitExceeded,
     MemoryLimitExceeded,
     PolicyViolation,
@@ -44,6 +45,7 @@ __all__ = [
     "Agent",
     "AgentRunResult",
     "ArithmeticLimitExceeded",
+    "CPUTimeLimitExceeded",
     "CodeResult",
     "CodeRuntime",
     "DirectProjection",

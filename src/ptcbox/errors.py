@@ -14,6 +14,7 @@ Exception
     ├── LimitExceeded                snippet: a policy limit was hit (limit, observed, unit)
     │   ├── ToolCallLimitExceeded    max_tool_calls
     │   ├── MemoryLimitExceeded      max_memory_bytes
+    │   ├── CPUTimeLimitExceeded     max_cpu_seconds
     │   └── ArithmeticLimitExceeded  a power/shift/repetition whose result is too large
     ├── ToolError                    snippet: a tool failed; carries the tool's message
     ├── WorkerCrashed                snippet: the worker process died (signal, exit code)
@@ -30,6 +31,7 @@ import signal as _signal
 
 __all__ = [
     "ArithmeticLimitExceeded",
+    "CPUTimeLimitExceeded",
     "LimitExceeded",
     "MemoryLimitExceeded",
     "PolicyViolation",
@@ -115,6 +117,18 @@ class MemoryLimitExceeded(LimitExceeded):
 
     def __init__(self, limit: int, observed: int) -> None:
         super().__init__("max_memory_bytes", limit, observed, "bytes")
+
+
+class CPUTimeLimitExceeded(LimitExceeded):
+    """The snippet used more CPU time than ``SandboxPolicy.max_cpu_seconds`` allows.
+
+    Args:
+        limit: The configured limit, in CPU seconds.
+        observed: The CPU seconds (user + system) the worker process had used.
+    """
+
+    def __init__(self, limit: float, observed: float) -> None:
+        super().__init__("max_cpu_seconds", limit, observed, "seconds")
 
 
 class ArithmeticLimitExceeded(LimitExceeded):
