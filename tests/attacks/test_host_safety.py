@@ -86,11 +86,6 @@ async def test_subprocess_huge_value_is_a_clean_error(
     assert result.error_type != "WorkerCrashed", result.error
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F8: a SIGSTOPped spare worker is handed to the next execution, which then "
-    "burns its whole timeout (no liveness check before reuse)",
-)
 async def test_subprocess_stopped_spare_worker_is_not_used(
     runtime: Any, runtime_name: str, tools: Any
 ) -> None:

@@ -280,3 +280,48 @@ async def test_nothing_survives_the_host(how: str) -> None:
         if host.poll() is None:
             host.kill()
             host.wait()
+
+
+async def test_F8_stopped_or_killed_idle_workers_are_replaced() -> None:
+    """F8 and its sibling: idle workers that are stopped (SIGSTOP) or just killed are
+    never handed out; each execution gets a runnable worker at once, and the discarded
+    ones are killed (no stopped process is left behind). (SIGTSTP does not stop a
+    worker: the kernel discards it for an orphaned process group.)"""
+    async with no_leaks(), SubprocessRuntime(min_idle=3) as runtime:
+        await runtime.execute("1", TOOLS)
+        for signum in (signal.SIGSTOP, signal.SIGKILL, signal.SIGSTOP):
+            while len(runtime._pool._idle) < 3:
+                await anyio.sleep(0.01)
+            idle = [worker.pid for worker in runtime._pool._idle]
+            for pid in idle:
+                os.kill(pid, signum)
+            started = time.monotonic()
+            result = await runtime.execute("add(a=1, b=2)", TOOLS, timeout=30)
+            assert result.value == 3, (signum, result.error)
+            assert time.monotonic() - started < 10, signum
+            assert await _wait_gone(idle) == [], signum
+
+
+async def test_template_directory_is_removed_when_the_template_is_killed() -> None:
+    """A SIGKILLed template cannot remove its base directory: the host does, and a new
+    runtime sweeps the unlocked base directories that dead templates left behind."""
+    async with SubprocessRuntime() as runtime:
+        await runtime.execute("1", TOOLS)
+        base, proc = runtime._pool._base, runtime._pool._proc
+        assert base is not None and proc is not None and os.path.isdir(base)
+        proc.kill()
+        deadline = time.monotonic() + 10
+        while os.path.exists(base) and time.monotonic() < deadline:
+            await anyio.sleep(0.02)
+        assert not os.path.exists(base)
+        stale = os.path.join(os.path.dirname(base), "ptcbox-stale-test")
+        os.makedirs(os.path.join(stale, "w-1"))
+        os.utime(stale, (time.time() - 3600, time.time() - 3600))
+        assert (await runtime.execute("add(a=1, b=1)", TOOLS)).value == 2  # a new template
+        assert not os.path.exists(stale)
+        live = runtime._pool._base
+        assert live is not None and os.path.isdir(live)
+        os.utime(live, (time.time() - 3600, time.time() - 3600))
+        async with SubprocessRuntime() as other:
+            await other.start()
+            assert os.path.isdir(live)  # locked by a living template: kept

@@ -213,13 +213,22 @@ def test_B22_process_limit_wall_alone() -> None:
     assert out.split("\n")[:2] == ["binds True", "fork refused"]
 
 
-async def test_cpu_time_limit_kills_with_sigxcpu() -> None:
+async def test_cpu_time_limit_kills_with_sigxcpu_and_reports_the_limit() -> None:
+    """RLIMIT_CPU ends the worker with SIGXCPU: reported as the limit it is, with the
+    limit and the CPU seconds observed, not as a crash."""
     policy = SandboxPolicy(max_cpu_seconds=1)
     async with SubprocessRuntime(policy) as runtime:
         result = await runtime.execute("while True:\n    pass", TOOLS, timeout=30)
-        assert result.error_type == "WorkerCrashed"
-        assert "SIGXCPU" in (result.error or "") and "max_cpu_seconds" in (result.error or "")
+        assert result.error_type == "CPUTimeLimitExceeded", result.error
+        error = result.error or ""
+        assert error.startswith("CPUTimeLimitExceeded: max_cpu_seconds exceeded: ")
+        assert "> limit 1 seconds" in error and "SIGXCPU" in error
         assert not result.timed_out
+        session_policy = SandboxPolicy(max_cpu_seconds=1)
+    async with SubprocessRuntime(session_policy) as runtime, runtime.session() as session:
+        assert (await session.execute("1 + 1", TOOLS)).value == 2
+        spun = await session.execute("while True:\n    pass", TOOLS, timeout=30)
+        assert spun.error_type == "CPUTimeLimitExceeded", spun.error
 
 
 async def test_file_size_and_open_file_limits() -> None:

@@ -1,8 +1,9 @@
 """Host side of the SubprocessRuntime worker pool: the template process and its workers.
 
 :class:`WorkerPool` starts the template (:mod:`ptcbox.runtimes._worker_template`),
-keeps ``min_idle`` forked workers waiting, hands one out per execution (forking one on
-demand when none is idle, restarting the template if it died), bounds concurrent
+keeps ``min_idle`` forked workers waiting, hands one out per execution (after checking
+that it is alive and not stopped; else forking one on demand, restarting the template
+if it died), bounds concurrent
 executions with ``max_workers`` and learns every worker's exit status from the template.
 Everything is killed by :meth:`WorkerPool.aclose`, by an ``atexit`` handler, and, if the
 host dies, by the template itself (it sees its control socket close) and the kernel
@@ -15,6 +16,7 @@ import asyncio
 import atexit
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +31,7 @@ import orjson
 
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.runtimes._worker_handle import WorkerHandle
+from ptcbox.runtimes._worker_template import BASE_PREFIX, sweep_dead_bases
 
 __all__ = ["WorkerPool", "WorkerStartError"]
 
@@ -74,6 +77,7 @@ class WorkerPool:
         self._need_netns = need_network_namespace
         self._loop: asyncio.AbstractEventLoop | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._base: str | None = None  # the template's directory, removed when it is gone
         self._ctl: socket.socket | None = None
         self._ready: asyncio.Future[dict[str, Any]] | None = None
         self._starting: asyncio.Future[None] | None = None
@@ -181,6 +185,10 @@ class WorkerPool:
                 ) from exc
             raise
         errors.close()
+        base = ready.get("base")
+        if isinstance(base, str) and os.path.basename(base).startswith(BASE_PREFIX):
+            self._base = base
+            sweep_dead_bases(os.path.dirname(base))
         if self._need_netns and not ready.get("netns"):
             self._stop_template_now()
             raise WorkerStartError(
@@ -205,14 +213,19 @@ class WorkerPool:
                 return
             message = orjson.loads(data)
             kind = message.get("t")
-            if kind == "worker" and len(fds) == 1:
-                self._on_worker(WorkerHandle(int(message["pid"]), socket.socket(fileno=fds[0])))
+            if kind == "worker" and len(fds) in (1, 2):
+                pidfd = fds[1] if len(fds) == 2 else None
+                sock = socket.socket(fileno=fds[0])
+                self._on_worker(WorkerHandle(int(message["pid"]), sock, pidfd))
                 continue
             for fd in fds:
                 os.close(fd)
             if kind == "exit":
                 worker = self._workers.pop(int(message["pid"]), None)
                 if worker is not None:
+                    worker.cpu_seconds = float(message.get("cpu") or 0.0)
+                    worker.max_rss_bytes = int(message.get("maxrss") or 0)
+                    worker.oom_killed = bool(message.get("oom"))
                     worker.set_exit(message.get("signal"), message.get("code"))
                     if worker in self._idle:
                         self._idle.remove(worker)
@@ -241,6 +254,9 @@ class WorkerPool:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(0.5)
+        base, self._base = self._base, None
+        if base is not None and (proc is None or proc.poll() is not None):
+            shutil.rmtree(base, ignore_errors=True)  # the template was SIGKILLed
         for worker in list(self._workers.values()):
             worker.kill()
             worker.set_exit(None, None)
@@ -296,10 +312,11 @@ class WorkerPool:
             await self.start()
             while self._idle:
                 worker = self._idle.popleft()
-                if not worker.exited:
+                if worker.runnable():
                     if not self._idle:
                         self._refill()
                     return worker
+                worker.kill()  # dead or stopped (SIGSTOP): never hand it out
                 worker.close()
             waiter: asyncio.Future[WorkerHandle] = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -363,6 +380,8 @@ class WorkerPool:
                 proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(_STOP_TIMEOUT_S)
+        if self._base is not None and (proc is None or proc.poll() is not None):
+            shutil.rmtree(self._base, ignore_errors=True)
 
     async def aclose(self) -> None:
         """Kill every worker, stop the template and wait for it to exit. Idempotent."""

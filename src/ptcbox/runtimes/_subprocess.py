@@ -11,7 +11,9 @@ and writes outside the worker's private directory. See :class:`SubprocessRuntime
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
+import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -33,7 +35,7 @@ from ptcbox.runtimes._subprocess_session import SubprocessSession
 from ptcbox.runtimes._subprocess_threads import ChannelThreads
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes._worker import WorkerConfig, policy_to_wire
-from ptcbox.runtimes._worker_handle import WorkerHandle
+from ptcbox.runtimes._worker_handle import WorkerHandle, limit_error
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
@@ -303,7 +305,17 @@ class SubprocessRuntime:
             raise outcome[1]
         if outcome[0] == "eof" and self._closed:
             raise RuntimeClosedError("SubprocessRuntime")
-        return outcome, build_result(execution, outcome, seconds, time.perf_counter() - started)
+        result = build_result(execution, outcome, seconds, time.perf_counter() - started)
+        if outcome[0] == "eof" and worker.exited:
+            limit = limit_error(worker, self.policy)
+            if limit is not None:  # a limit the kernel enforced by a signal, not a crash
+                signame = signal.Signals(worker.signal_number or 0).name
+                result = dataclasses.replace(
+                    result,
+                    error=f"{type(limit).__name__}: {limit} (the worker was killed by {signame})",
+                    error_type=type(limit).__name__,
+                )
+        return outcome, result
 
 
 def _doc(spec: ToolSpec) -> str | None:

@@ -1,8 +1,10 @@
 """The host's handle on one SubprocessRuntime worker process.
 
 Owned by :class:`~ptcbox.runtimes._pool.WorkerPool`: it learns the worker's exit status
-from the template process, kills the worker's process group, and closes the host's end
-of its socket only once the thread serving that socket has left it.
+from the template process, kills the worker through a pidfd (which always names this
+process, never a later one that reuses its pid), checks that an idle worker is still
+runnable before it is handed out, and closes the host's end of its socket only once the
+thread serving that socket has left it.
 """
 
 from __future__ import annotations
@@ -10,11 +12,60 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import socket
 import threading
 
-__all__ = ["WorkerHandle"]
+from ptcbox.errors import CPUTimeLimitExceeded, LimitExceeded, MemoryLimitExceeded
+from ptcbox.sandbox import SandboxPolicy
+
+__all__ = ["WorkerHandle", "limit_error"]
+
+_RUNNABLE_STATES = frozenset("RSDI")  # running, sleeping, disk wait, idle (not T t Z X)
+_STOP_SIGNALS = sum(  # stop signals, and SIGKILL: pending, the process is as good as gone
+    1 << (sig - 1)
+    for sig in (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGKILL)
+)
+_PF_EXITING = 0x4  # task flag (/proc/<pid>/stat field 9): the process is exiting
+
+
+def _status(pid: int) -> tuple[bytes, bool]:
+    """The state letter in ``/proc/<pid>/status`` and whether a stop signal is pending."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            text = status.read()
+    except OSError:
+        return b"X", False
+    state, pending, seen = b"?", False, 0
+    for line in text.splitlines():
+        if line.startswith(b"State:"):
+            state = line[6:].strip()[:1]
+        elif line.startswith((b"SigPnd:", b"ShdPnd:")):
+            try:
+                pending = pending or bool(int(line.split()[1], 16) & _STOP_SIGNALS)
+            except (IndexError, ValueError):
+                pending = True
+            seen += 1
+    return state, pending or seen < 2
+
+
+def _process_runnable(pid: int) -> bool:
+    """Whether the process is alive, not stopped and has no stop signal pending."""
+    state, pending = _status(pid)
+    if state == b"R" and not pending:
+        # The state is read before the pending signals: a running process may have
+        # taken a SIGSTOP in between. Taking it and stopping happen under one lock, so
+        # a second read shows "T" then. One that took a SIGKILL is exiting.
+        state, pending = _status(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                flags = int(stat.read().rpartition(b")")[2].split()[6])
+        except (OSError, ValueError, IndexError):
+            return False
+        if flags & _PF_EXITING:
+            return False
+    return not pending and state.decode() in _RUNNABLE_STATES
 
 
 class WorkerHandle:
@@ -26,24 +77,40 @@ class WorkerHandle:
         signal_number: The signal that ended it, once known.
         exit_code: Its exit status, once known.
         exited: ``True`` once the template reported its exit.
+        cpu_seconds: CPU time (user + system) it used, once it exited.
+        max_rss_bytes: Its peak resident memory, once it exited.
+        oom_killed: Whether the kernel's out-of-memory killer (probably) killed it.
+
+    Args:
+        pid: Its process id.
+        sock: The host's end of its socket.
+        pidfd: A pidfd of it (``None`` where the kernel has none: signals go by pid).
     """
 
     __slots__ = (
         "_close_requested",
         "_in_use",
         "_lock",
+        "_pidfd",
         "_waiters",
+        "cpu_seconds",
         "exit_code",
         "exited",
         "killed",
+        "max_rss_bytes",
+        "oom_killed",
         "pid",
         "signal_number",
         "sock",
     )
 
-    def __init__(self, pid: int, sock: socket.socket) -> None:
+    def __init__(self, pid: int, sock: socket.socket, pidfd: int | None = None) -> None:
         self.pid = pid
         self.sock = sock
+        self._pidfd = pidfd
+        self.cpu_seconds = 0.0
+        self.max_rss_bytes = 0
+        self.oom_killed = False
         self._lock = threading.Lock()
         self._in_use = False
         self._close_requested = False
@@ -54,12 +121,32 @@ class WorkerHandle:
         self._waiters: list[asyncio.Future[None]] = []
 
     def kill(self) -> None:
-        """SIGKILL its whole process group (no-op once it exited)."""
+        """SIGKILL it (no-op once it exited).
+
+        Through its pidfd where there is one (a worker cannot create processes, so it
+        is its process group's only member); else its process group, by pid.
+        """
         if self.exited:
             return
         self.killed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        with self._lock:
+            pidfd = self._pidfd
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if pidfd is not None:
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                else:
+                    os.killpg(self.pid, signal.SIGKILL)
+
+    def runnable(self) -> bool:
+        """Whether it is alive and not stopped (``SIGSTOP``, traced): fit to hand out."""
+        if self.exited:
+            return False
+        alive = _process_runnable(self.pid)  # a stop signal just sent is still pending
+        with self._lock:  # a pidfd is readable once the process exited: then the stat
+            pidfd = self._pidfd  # just read may be of another process with its pid
+            if pidfd is not None and select.select([pidfd], [], [], 0)[0]:
+                return False
+        return alive
 
     def close(self) -> None:
         """Close the host's end of the socket (once the thread serving it has left it)."""
@@ -85,6 +172,10 @@ class WorkerHandle:
     def set_exit(self, sig: int | None, code: int | None) -> None:
         """Record the exit status the template reported (``None``s: unknown)."""
         self.signal_number, self.exit_code, self.exited = sig, code, True
+        with self._lock:
+            pidfd, self._pidfd = self._pidfd, None
+        if pidfd is not None:
+            os.close(pidfd)
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(None)
@@ -98,3 +189,29 @@ class WorkerHandle:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(waiter, timeout)
         return self.exited
+
+
+def limit_error(worker: WorkerHandle, policy: SandboxPolicy) -> LimitExceeded | None:
+    """The policy limit that ended a crashed worker, when its end tells one.
+
+    ``SIGXCPU`` is ``RLIMIT_CPU`` (``max_cpu_seconds``); a ``SIGKILL`` the host did not
+    send, while the kernel's out-of-memory kill count went up, is the OOM killer
+    (``max_memory_bytes``, with the peak resident memory observed).
+
+    Args:
+        worker: The worker, after its exit was reported.
+        policy: The policy it ran under.
+
+    Returns:
+        The exception to report, or ``None`` for a plain crash.
+    """
+    if worker.signal_number == signal.SIGXCPU and policy.max_cpu_seconds is not None:
+        return CPUTimeLimitExceeded(policy.max_cpu_seconds, round(worker.cpu_seconds, 2))
+    if (
+        worker.signal_number == signal.SIGKILL
+        and worker.oom_killed
+        and not worker.killed
+        and policy.max_memory_bytes is not None
+    ):
+        return MemoryLimitExceeded(policy.max_memory_bytes, worker.max_rss_bytes)
+    return None
