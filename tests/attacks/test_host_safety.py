@@ -72,11 +72,6 @@ async def test_thread_size_guard_holds_for_str_itself(
         assert result.error_type == "ArithmeticLimitExceeded", code
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F7: a ~200 MB trailing value (or tool argument) kills the worker with SIGSEGV "
-    "instead of a MemoryLimitExceeded/size error, although it is under max_memory_bytes",
-)
 async def test_subprocess_huge_value_is_a_clean_error(
     runtime: Any, runtime_name: str, tools: Any
 ) -> None:

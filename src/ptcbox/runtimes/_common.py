@@ -22,7 +22,9 @@ from ptcbox.projections import (
     binder_for,
     validate_namespace,
 )
+from ptcbox.runtimes._awaitable import check_argument
 from ptcbox.runtimes._output import cap_text, truncation_marker
+from ptcbox.runtimes._value import MAX_TOOL_DATA_BYTES, argument_size_error, json_size_over
 
 __all__ = [
     "SNIPPET_FILENAME",
@@ -308,21 +310,43 @@ class ToolTable:
         return specs
 
 
-def jsonable_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+def jsonable_arguments(arguments: dict[str, Any], tool: str | None = None) -> dict[str, Any]:
     """Convert bound tool arguments to JSON-compatible data for a ``ToolCallRecord``.
 
     Returns ``arguments`` itself when every value already is plain JSON data (ASCII
     strings, small ints, finite floats, bools, ``None``), else a converted copy.
+
+    Args:
+        arguments: The bound keyword arguments.
+        tool: The tool's name when the snippet is calling it now: then an un-awaited
+            tool call as an argument, or arguments over
+            :data:`~ptcbox.runtimes._value.MAX_TOOL_DATA_BYTES` of JSON, raise.
+
+    Raises:
+        TypeError: An argument is an un-awaited tool call (only with ``tool``).
+        ValueError: The arguments are too large (only with ``tool``).
     """
+    text_size = 0
     for value in arguments.values():
         kind = type(value)
         if kind is str:
             if value.isascii():
+                text_size += len(value)
                 continue
         elif kind is int:
             if -_SMALL_INT < value < _SMALL_INT:
                 continue
         elif kind is bool or value is None or (kind is float and math.isfinite(value)):
             continue
-        return {key: to_jsonable(item) for key, item in arguments.items()}
-    return arguments
+        break
+    else:
+        if tool is not None and text_size > MAX_TOOL_DATA_BYTES:
+            raise argument_size_error(tool, text_size)
+        return arguments
+    if tool is not None:
+        for value in arguments.values():
+            check_argument(tool, value)
+        over = json_size_over(arguments, MAX_TOOL_DATA_BYTES)
+        if over:
+            raise argument_size_error(tool, over)
+    return {key: to_jsonable(item) for key, item in arguments.items()}

@@ -24,6 +24,7 @@ from ptcbox._result import ToolCallRecord
 from ptcbox.errors import ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
 from ptcbox.runtimes._protocol import ToolCallCallback
+from ptcbox.runtimes._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
 from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
@@ -31,6 +32,7 @@ from ptcbox.sandbox import SandboxPolicy
 __all__ = ["CallHandler", "PendingCall", "check_done", "set_done"]
 
 Outcome = tuple[str, Any]
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class PendingCall:
@@ -143,7 +145,9 @@ class CallHandler:
 
     def _run_inline(self, call: PendingCall) -> None:
         """Run a sync tool in the channel thread and reply from there."""
-        ok, payload, call.seconds = call_sync(call.spec.projection, call.arguments, call.call_id)
+        ok, payload, call.seconds = call_sync(
+            call.spec.projection, call.arguments, call.call_id, call.spec.name
+        )
         if ok and inspect.isawaitable(payload):  # a "sync" projection returned an awaitable
             self._post(self._await_on_loop, call, payload)
             return
@@ -205,7 +209,9 @@ class CallHandler:
         task.add_done_callback(self._call_ended)
 
     def _run_sync_concurrently(self, call: PendingCall) -> None:
-        ok, payload, call.seconds = call_sync(call.spec.projection, call.arguments, call.call_id)
+        ok, payload, call.seconds = call_sync(
+            call.spec.projection, call.arguments, call.call_id, call.spec.name
+        )
         if ok and inspect.isawaitable(payload):
             self._post(self._await_on_loop, call, payload)
             return
@@ -228,10 +234,9 @@ class CallHandler:
             self._finish_call(call, False, exc)
             return
         call.seconds += time.perf_counter() - started
-        try:
-            frame = reply_frame(call.call_id, value)
-        except WireProtocolError as exc:
-            self._finish_call(call, False, exc)
+        ok, frame, _ = encode_result(call.spec.name, call.call_id, value, 0.0)
+        if not ok:
+            self._finish_call(call, False, frame)
             return
         # a big reply may block until the worker reads it: send from a tool thread
         self.executor.submit(self._finish_call, call, True, frame)
@@ -269,7 +274,7 @@ def error_frame(call_id: int, kind: str, tool: str, message: str) -> bytes:
 
 
 def call_sync(
-    projection: Callable[..., Any], arguments: dict[str, Any], call_id: int
+    projection: Callable[..., Any], arguments: dict[str, Any], call_id: int, name: str
 ) -> tuple[bool, Any, float]:
     """Run a sync tool; encode its reply in the same thread."""
     started = time.perf_counter()
@@ -280,7 +285,16 @@ def call_sync(
     seconds = time.perf_counter() - started
     if inspect.isawaitable(value):
         return True, value, seconds
+    return encode_result(name, call_id, value, seconds)
+
+
+def encode_result(name: str, call_id: int, value: Any, seconds: float) -> tuple[bool, Any, float]:
+    """The ``result`` frame of a tool's value, or the error when it is too large."""
+    if type(value) not in _SCALARS:
+        over = json_size_over(value, MAX_TOOL_DATA_BYTES)
+        if over:  # refused before converting or encoding it
+            return False, result_size_error(name, over), seconds
     try:
         return True, reply_frame(call_id, value), seconds
-    except WireProtocolError as exc:
-        return False, exc, seconds
+    except WireProtocolError:  # its exact encoding is over the frame limit
+        return False, result_size_error(name, MAX_TOOL_DATA_BYTES + 1), seconds

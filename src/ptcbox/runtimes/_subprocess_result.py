@@ -41,9 +41,10 @@ def build_result(
         value = detail.get("value")
         error = detail["error"]
         error_type = detail["error_type"]
+        error_truncated = detail["truncated"]  # the error text, or a dropped value
         if error is not None:
-            error, error_truncated = cap_text(error, execution.policy.max_output_bytes)
-            error_truncated = error_truncated or detail["truncated"]
+            error, cut = cap_text(error, execution.policy.max_output_bytes)
+            error_truncated = error_truncated or cut
             error_type = (error_type or "Exception")[:_ERROR_TYPE_CHARS]
     elif kind == "timeout":
         timed_out = True

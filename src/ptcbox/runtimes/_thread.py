@@ -63,21 +63,25 @@ class ThreadRuntime:
     executions never mix output) and its own tool-call trace. Sync tools run in the
     snippet's thread; async tools run on the caller's event loop. Inside running
     asyncio code (a coroutine, or a snippet with top-level ``await``) a tool call
-    returns an awaitable, so ``await asyncio.gather(...)`` runs calls concurrently on
-    the host, at most ``policy.max_concurrent_tool_calls`` at a time.
+    starts at once and returns an awaitable that must be awaited (see
+    :mod:`ptcbox.runtimes._awaitable`), so ``await asyncio.gather(...)`` runs calls
+    concurrently on the host, at most ``policy.max_concurrent_tool_calls`` at a time.
 
-    Timeouts: the result comes back at the deadline, whatever the thread does. The
-    thread is then stopped by raising an internal exception in it at the next bytecode
-    boundary (``PyThreadState_SetAsyncExc``), re-armed on every line until it leaves the
+    Timeouts: while the snippet runs Python code, or waits in a tool or a sleep, the
+    result comes back at the deadline. The thread is then stopped by raising an
+    internal exception in it at the next bytecode boundary
+    (``PyThreadState_SetAsyncExc``), re-armed on every line until it leaves the
     snippet, so ``except BaseException`` or ``finally`` loops cannot keep it alive;
     ``time.sleep`` and event loops the snippet runs are woken at once. The stopped
     thread ends and is never reused; its later output is dropped.
 
     What this runtime cannot guarantee (use ``SubprocessRuntime`` for these):
 
-    - A C call that holds the GIL (a pathological regular expression, a huge
-      arithmetic operation the policy does not cap) blocks the whole host process
-      until it returns; a C call that releases the GIL only delays the thread's end.
+    - A C call that holds the GIL (``sum(range(10**9))``, a pathological regular
+      expression) blocks the whole host process, its event loop and so the deadline
+      included, until it returns; the result then comes back as a timeout
+      (``timed_out=True``) if the deadline passed meanwhile. A C call that releases
+      the GIL only delays the thread's end.
     - Memory is not capped per execution (``max_memory_bytes`` and ``max_cpu_seconds``
       are not enforced); a snippet can exhaust the host's memory.
     - Host code is never interrupted, so neither is snippet code a tool calls back (a
@@ -272,6 +276,9 @@ class ThreadRuntime:
         if outcome.host_error is not None:
             _close_run(run, relay)
             raise outcome.host_error
+        if outcome.finished_at - started > limit:  # a call that held the GIL overran it
+            overrun = outcome.finished_at - started
+            return self._result(run, relay, started, timeout=limit, location=_held_gil(overrun))
         return self._result(run, relay, started, outcome=outcome)
 
     def _result(
@@ -311,8 +318,15 @@ class ThreadRuntime:
             value=outcome.value,
             tool_calls=records,
             duration_s=duration,
-            truncated=truncated or outcome.error_truncated,
+            truncated=truncated or outcome.error_truncated or outcome.value_dropped,
         )
+
+
+def _held_gil(seconds: float) -> str:
+    return (
+        f"a call that held the GIL, which blocks the whole process, so it could not be "
+        f"stopped at the deadline; it ended after {seconds:.1f} seconds"
+    )
 
 
 def _close_run(run: Run, relay: Relay | None) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
-from ptcbox._jsonable import to_jsonable
+from ptcbox.runtimes._awaitable import AwaitableToolCall
 from ptcbox.runtimes._common import (
     SNIPPET_FILENAME,
     describe_exception,
@@ -26,6 +27,7 @@ from ptcbox.runtimes._common import (
 )
 from ptcbox.runtimes._thread_tools import Route, Run, current
 from ptcbox.runtimes._thread_worker import ExecutionInterrupted, current_control
+from ptcbox.runtimes._value import capped_value
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 
 if TYPE_CHECKING:
@@ -42,7 +44,9 @@ class Outcome:
     error: str | None = None
     error_type: str | None = None
     error_truncated: bool = False
+    value_dropped: bool = False
     host_error: BaseException | None = None
+    finished_at: float = 0.0
 
 
 class Job:
@@ -89,6 +93,8 @@ class Job:
                         outcome = self._execute(namespace)
                     except ExecutionInterrupted:
                         outcome = None
+                    if outcome is not None:
+                        outcome.finished_at = time.perf_counter()
                 if namespace is not None and self.session is None:
                     namespace.clear()  # snippet finalizers run here, under the time limit
                 stopped = control.finish()
@@ -114,13 +120,24 @@ class Job:
             raise
         except BaseException as exc:  # host misuse, e.g. bad extra_globals
             return Outcome(host_error=exc)
+        run = self.run
         try:
-            if compiled.is_async:
-                _run_async(compiled.code, namespace)
-            else:
-                exec(compiled.code, namespace)
-            value = namespace.pop(VALUE_NAME, None) if compiled.has_value else None
-            return Outcome(value=None if value is None else to_jsonable(value))
+            try:
+                if compiled.is_async:
+                    _run_async(compiled.code, namespace)
+                else:
+                    exec(compiled.code, namespace)
+                value = namespace.pop(VALUE_NAME, None) if compiled.has_value else None
+                if type(value) is AwaitableToolCall:
+                    value._ptc_misuse("using it as the value")
+            finally:
+                run.settle()  # calls started without await end inside the time limit
+            if value is None:
+                return Outcome()
+            data, note = capped_value(value, policy.max_output_bytes)
+            if note is not None:
+                run.stderr.write(note)
+            return Outcome(value=data, value_dropped=note is not None)
         except ExecutionInterrupted:
             raise
         except BaseException as exc:

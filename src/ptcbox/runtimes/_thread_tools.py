@@ -18,7 +18,7 @@ import math
 import threading
 import time
 from asyncio import events
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import anyio.to_thread
@@ -26,15 +26,18 @@ import anyio.to_thread
 from ptcbox._jsonable import to_jsonable
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import ToolCallLimitExceeded, ToolError
+from ptcbox.runtimes._awaitable import AwaitableToolCall, unawaited_notes
 from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
 from ptcbox.runtimes._output import OutputBuffer, Relay
 from ptcbox.runtimes._thread_worker import HOST, SNIPPET, Control, ExecutionInterrupted
+from ptcbox.runtimes._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 
 __all__ = ["Route", "Run", "current", "make_tool", "tool_callables"]
 
 _get_running_loop = events._get_running_loop
 _perf = time.perf_counter
 _PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
+_SCALARS = frozenset({int, float, bool, type(None)})
 _PENDING = "the call did not finish before the execution ended"
 
 
@@ -59,6 +62,7 @@ class Run:
         "records",
         "relay",
         "semaphore",
+        "started",
         "stderr",
         "stdout",
     )
@@ -84,6 +88,7 @@ class Run:
         self.max_calls = max_calls
         self.max_concurrent = max_concurrent
         self.semaphore: asyncio.Semaphore | None = None
+        self.started: list[tuple[AwaitableToolCall, concurrent.futures.Future[Any]]] = []
 
     # --- records -----------------------------------------------------------------
     def _finish(self, slot: int, ok: bool, error: str | None, started: float) -> None:
@@ -145,7 +150,7 @@ class Run:
             bound = self._bind(spec, args, kwargs)  # records the failure and raises
         records = self.records
         slot = len(records)
-        arguments = jsonable_arguments(bound)
+        arguments = jsonable_arguments(bound, spec.name)
         records.append((spec.name, arguments))
         control = self.control
         control.state = HOST
@@ -157,7 +162,7 @@ class Run:
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
-                result = to_jsonable(result)
+                result = _plain_result(spec, result)
             error = None
         except ExecutionInterrupted:
             result, error = None, _PENDING  # the stop is raised right below
@@ -189,28 +194,58 @@ class Run:
             control.untrack(future)
 
     # --- calls from running asyncio code (an awaitable per call) --------------------
-    def acall(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Return a coroutine that runs the tool on the host's loop when awaited."""
+    def acall(
+        self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AwaitableToolCall:
+        """Start the call on the host's loop now; return an awaitable for its value.
+
+        Eager, like ``asyncio.create_task``: a call that is never awaited still runs;
+        :meth:`settle` waits for it before the execution ends.
+        """
         self.calls += 1
         if self.calls > self.max_calls:
             self._refuse(spec, args, kwargs)
         bound = self._bind(spec, args, kwargs)
-        return self._acall(spec, bound)
-
-    async def _acall(self, spec: ToolSpec, bound: dict[str, Any]) -> Any:
-        if self.control.stop:
-            raise ExecutionInterrupted(self.control.reason)
+        control = self.control
+        if control.stop:
+            raise ExecutionInterrupted(control.reason)
+        arguments = jsonable_arguments(bound, spec.name)
         slot = len(self.records)
-        arguments = jsonable_arguments(bound)
         self.records.append((spec.name, arguments))
         if self.plain_data:
             bound = arguments
         future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
-        self.control.track(future)
-        try:
-            return await asyncio.wrap_future(future)
-        finally:
-            self.control.untrack(future)
+        control.track(future)
+        call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
+        self.started.append((call, future))
+        return call
+
+    def settle(self) -> None:
+        """Wait for calls the snippet started but never awaited; note them on stderr.
+
+        Runs in the snippet's thread, inside the time limit (a stop cancels the wait).
+        """
+        started, self.started = self.started, []
+        notes: list[tuple[str, str | None]] = []
+        control = self.control
+        for call, future in started:
+            if call._ptc_awaited:
+                continue
+            control.enter_host()
+            try:
+                concurrent.futures.wait([future])
+            finally:
+                control.untrack(future)
+                control.leave_host()
+            if not call._ptc_unawaited:  # misused: its TypeError already said why
+                continue
+            if future.cancelled():
+                notes.append((call._ptc_name, "the call was cancelled"))
+                continue
+            exc = future.exception()
+            notes.append((call._ptc_name, None if exc is None else _tool_error_text(exc)))
+        if notes:
+            self.stderr.write(unawaited_notes(notes))
 
     async def _on_host(self, spec: ToolSpec, bound: dict[str, Any], slot: int) -> Any:
         if self.semaphore is None:
@@ -228,7 +263,7 @@ class Run:
                 if inspect.isawaitable(result):
                     result = await result
                 if self.plain_data:
-                    result = to_jsonable(result)
+                    result = _plain_result(spec, result)
             except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
                 self._finish(slot, False, "CancelledError: the call was cancelled", started)
                 raise
@@ -256,6 +291,31 @@ class Run:
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+def _wait_async(
+    control: Control, future: concurrent.futures.Future[Any]
+) -> Generator[Any, None, Any]:
+    """What awaiting an :class:`AwaitableToolCall` of this runtime runs."""
+    try:
+        return (yield from asyncio.wrap_future(future))
+    finally:
+        control.untrack(future)
+
+
+def _plain_result(spec: ToolSpec, result: Any) -> Any:
+    """A tool result as a plain-data copy; raises if over the size limit."""
+    if type(result) not in _SCALARS:
+        over = json_size_over(result, MAX_TOOL_DATA_BYTES)
+        if over:
+            raise result_size_error(spec.name, over)
+    return to_jsonable(result)
+
+
+def _tool_error_text(exc: BaseException) -> str:
+    if isinstance(exc, ToolError):
+        return exc.message
+    return describe_exception(exc)
 
 
 class _Sink:

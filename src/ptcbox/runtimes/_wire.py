@@ -5,9 +5,11 @@ A stream of frames over a Unix socket. Each frame is a 4-byte big-endian length 
 
 - kind ``J``: one message, a JSON object encoded with orjson whose ``"t"`` field names
   its type (``run``, ``call``, ``result``, ``error``, ``done``);
-- kind ``j``: the same, for the rare message orjson cannot encode (an integer beyond 64
-  bits, a lone surrogate in the snippet's source): encoded and decoded with the
-  standard ``json`` module;
+- kind ``j``: the same, encoded and decoded with the standard ``json`` module: every
+  message of the worker (orjson does not check its allocations and crashes the
+  process with SIGSEGV when one fails under ``RLIMIT_AS``; the worker also decodes
+  with ``json``), and the rare host message orjson cannot encode (an integer beyond
+  64 bits);
 - kind ``O`` / ``E``: a chunk of the snippet's stdout / stderr as UTF-8 text (lone
   surrogates already replaced by U+FFFD; the host decodes with ``errors="replace"``).
 
@@ -33,6 +35,7 @@ import orjson
 
 from ptcbox._jsonable import to_jsonable
 from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._value import encode_json
 
 __all__ = [
     "KIND_JSON",
@@ -61,12 +64,15 @@ _HEADER: Final = struct.Struct(">IB")
 _MESSAGE_KINDS: Final = frozenset({KIND_JSON, KIND_JSON_BIGINT})
 
 
-def encode_message(message: dict[str, Any]) -> bytes:
+def encode_message(message: dict[str, Any], *, stdlib: bool = False) -> bytes:
     """Encode one JSON message as a frame.
 
     Args:
         message: A dict with a ``"t"`` key; values must be JSON-compatible (``str`` keys,
-            no lone surrogates, ints within 64 bits).
+            no lone surrogates, ints within 64 bits unless ``stdlib``).
+        stdlib: Encode with the standard ``json`` module (kind ``j``), as the worker
+            does: orjson does not check its allocations, so under ``RLIMIT_AS`` a failed
+            one crashes the process (SIGSEGV) where ``json`` raises ``MemoryError``.
 
     Returns:
         The frame bytes.
@@ -75,16 +81,22 @@ def encode_message(message: dict[str, Any]) -> bytes:
         WireProtocolError: If the encoded frame is larger than :data:`MAX_FRAME_BYTES`.
         TypeError: If a value is not JSON-compatible.
         ValueError: If a value is not JSON-compatible (NaN, lone surrogates).
+        MemoryError: With ``stdlib``, when the process is out of memory (callers bound
+            the size of what they send first; see :mod:`ptcbox.runtimes._value`).
     """
-    kind = KIND_JSON
-    try:
-        payload = orjson.dumps(message)
-    except TypeError as exc:  # an int beyond 64 bits, or a lone surrogate in a str
-        if "64-bit" not in str(exc) and "surrogates" not in str(exc):
-            raise
+    if stdlib:
         kind = KIND_JSON_BIGINT
-        text = json.dumps(message, allow_nan=False, separators=(",", ":"))
-        payload = text.encode("ascii")
+        payload = encode_json(message)
+    else:
+        kind = KIND_JSON
+        try:
+            payload = orjson.dumps(message)
+        except TypeError as exc:  # an int beyond 64 bits, or a lone surrogate in a str
+            if "64-bit" not in str(exc) and "surrogates" not in str(exc):
+                raise
+            kind = KIND_JSON_BIGINT
+            text = json.dumps(message, allow_nan=False, separators=(",", ":"))
+            payload = text.encode("ascii")
     size = len(payload) + 1
     if size > MAX_FRAME_BYTES:
         raise WireProtocolError(
@@ -121,12 +133,14 @@ def reply_frame(call_id: int, value: Any) -> bytes:
     return encode_message({"t": "result", "id": call_id, "value": to_jsonable(value)})
 
 
-def parse_message(kind: int, payload: bytes) -> dict[str, Any]:
+def parse_message(kind: int, payload: bytes, *, stdlib: bool = False) -> dict[str, Any]:
     """Decode the payload of a message frame.
 
     Args:
         kind: :data:`KIND_JSON` or :data:`KIND_JSON_BIGINT`.
         payload: The bytes after the kind byte.
+        stdlib: Decode with the standard ``json`` module whatever the kind (the worker
+            does: see :func:`encode_message`).
 
     Returns:
         The message, a dict whose ``"t"`` is a ``str``.
@@ -137,10 +151,10 @@ def parse_message(kind: int, payload: bytes) -> dict[str, Any]:
     if kind not in _MESSAGE_KINDS:
         raise WireProtocolError(f"expected a message frame, got kind {kind:#04x}")
     try:
-        if kind == KIND_JSON:
+        if kind == KIND_JSON and not stdlib:
             message = orjson.loads(payload)
         else:
-            message = json.loads(payload.decode("utf-8"), parse_constant=_refuse_constant)
+            message = _DECODER.decode(payload.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         raise WireProtocolError(f"malformed message: {exc}") from None
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
@@ -150,6 +164,9 @@ def parse_message(kind: int, payload: bytes) -> dict[str, Any]:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def field(message: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:

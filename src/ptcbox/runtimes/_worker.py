@@ -31,10 +31,12 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ptcbox._jsonable import scrub_text, to_jsonable
+from ptcbox._jsonable import scrub_text
 from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._awaitable import AwaitableToolCall
 from ptcbox.runtimes._common import SNIPPET_FILENAME, error_type_name, format_snippet_error
-from ptcbox.runtimes._wire import MAX_FRAME_BYTES, encode_message
+from ptcbox.runtimes._value import capped_value
+from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes._worker_io import WorkerChannel, run_coroutine
 from ptcbox.runtimes._worker_landlock import landlock_abi, read_paths, restrict_worker
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
@@ -261,8 +263,8 @@ def warm_up(
         )
         namespace = build_globals(policy, tools={}, stdout=sink, stderr=sink)
         exec(compiled.code, namespace)
-        value = to_jsonable(namespace.get(VALUE_NAME))
-        encode_message({"t": "done", "value": value, "error": None})
+        value, _ = capped_value(namespace.get(VALUE_NAME), policy.max_output_bytes)
+        encode_message({"t": "done", "value": value, "error": None}, stdlib=True)
     if channel is not None:
         channel.make_stub("tool", None)
 
@@ -290,10 +292,11 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
         done = _run(message, channel, gate, state)
         try:
             channel.send(done)
-        except WireProtocolError:
-            done["value"] = (
-                f"<value omitted: its JSON is over the {MAX_FRAME_BYTES:,}-byte message limit>"
-            )
+        except (WireProtocolError, MemoryError) as exc:
+            reason = "out of memory" if isinstance(exc, MemoryError) else str(exc)
+            done["value"] = None
+            done["truncated"] = True
+            channel.stderr.write(f"[value omitted: the result could not be sent: {reason}]\n")
             channel.send(done)
         if not message.get("session"):
             return 0
@@ -337,12 +340,22 @@ def _run(
             namespace.pop(VALUE_NAME, None)
             state.injected = fresh
         compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
-        if compiled.is_async:
-            run_coroutine(channel, eval(compiled.code, namespace))
-        else:
-            exec(compiled.code, namespace)
-        if compiled.has_value:
-            value = to_jsonable(namespace.pop(VALUE_NAME, None))
+        try:
+            if compiled.is_async:
+                run_coroutine(channel, eval(compiled.code, namespace))
+            else:
+                exec(compiled.code, namespace)
+            raw = namespace.pop(VALUE_NAME, None) if compiled.has_value else None
+            if type(raw) is AwaitableToolCall:
+                raw._ptc_misuse("using it as the value")
+        finally:
+            channel.settle(channel.stderr)  # calls started without await, see _awaitable
+        if raw is not None:
+            value, note = capped_value(raw, policy.max_output_bytes)
+            del raw
+            if note is not None:
+                channel.stderr.write(note)
+                truncated = True
     except BaseException as exc:
         error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
         error_type = error_type_name(exc)

@@ -5,23 +5,29 @@ socket: it streams the snippet's output to the host in batches (a ``SIGALRM`` ti
 sends a pending batch within a few milliseconds, a full batch goes at once), and turns a
 tool call into a ``call`` message and the host's reply into a value, a ``TypeError`` or a
 ``ToolError``. In synchronous code a tool call blocks until the reply; inside running
-asyncio code it returns a coroutine, so ``asyncio.gather`` runs several calls at once
-(the socket is then read by the running loop).
+asyncio code it sends the call at once and returns an
+:class:`~ptcbox.runtimes._awaitable.AwaitableToolCall`, so ``asyncio.gather`` runs
+several calls at once (the socket is then read by the running loop). Messages are
+encoded and decoded with the standard ``json`` module: orjson crashes the process when
+an allocation fails under ``RLIMIT_AS`` (see :mod:`ptcbox.runtimes._wire`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 from ptcbox._jsonable import scrub_text, to_jsonable
 from ptcbox.errors import ToolCallLimitExceeded, ToolError, WireProtocolError
+from ptcbox.runtimes._awaitable import AwaitableToolCall, check_argument, unawaited_notes
+from ptcbox.runtimes._value import MAX_TOOL_DATA_BYTES, argument_size_error, json_size_over
 from ptcbox.runtimes._wire import (
     KIND_STDERR,
     KIND_STDOUT,
@@ -121,6 +127,7 @@ class WorkerChannel:
         self._waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._reader_loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
+        self._started: list[tuple[int, AwaitableToolCall]] = []
 
     # -- output ------------------------------------------------------------------------
 
@@ -160,7 +167,7 @@ class WorkerChannel:
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message, after the output written before it, in one system call."""
-        frame = encode_message(message)
+        frame = encode_message(message, stdlib=True)
         with self.send_lock:
             pending = self.stdout.take_frames() + self.stderr.take_frames()
             self.sock.sendall(pending + frame if pending else frame)
@@ -171,7 +178,7 @@ class WorkerChannel:
         if not data:
             raise EOFError("the host closed the connection")
         for kind, payload in self._decoder.feed(data):
-            message = parse_message(kind, payload)
+            message = parse_message(kind, payload, stdlib=True)
             call_id = message.get("id")
             if message["t"] in ("result", "error") and isinstance(call_id, int):
                 waiter = self._waiters.pop(call_id, None)
@@ -223,49 +230,93 @@ class WorkerChannel:
         ``"<TypeName object>"``), because only JSON crosses the process boundary.
 
         Returns:
-            The tool's value, or (inside running asyncio code) a coroutine for it.
+            The tool's value, or (inside running asyncio code) an
+            :class:`~ptcbox.runtimes._awaitable.AwaitableToolCall`: the call is sent at
+            once; :meth:`settle` waits for it if it is never awaited.
 
         Raises:
-            TypeError: The arguments do not fit the tool's signature.
+            TypeError: The arguments do not fit the tool's signature, or one is an
+                un-awaited tool call.
+            ValueError: The arguments are over the size limit of one tool call.
             ToolError: The tool failed.
             ToolCallLimitExceeded: ``max_tool_calls`` was reached.
         """
+        plain_args = _plain(args)
+        if plain_args is None or not _plain_keywords(kwargs):
+            for value in (*args, *kwargs.values()):
+                check_argument(name, value)
+            over = json_size_over([args, kwargs], MAX_TOOL_DATA_BYTES)
+            if over:
+                raise argument_size_error(name, over)
+        else:  # scalars and ASCII text: the text is the size
+            size = 0
+            for value in (*plain_args, *kwargs.values()):
+                if type(value) is str:
+                    size += len(value)
+            if size > MAX_TOOL_DATA_BYTES:
+                raise argument_size_error(name, size)
         self._next_id += 1
         call_id = self._next_id
         message = {
             "t": "call",
             "id": call_id,
             "name": name,
-            "args": _plain(args) or to_jsonable(list(args)),
+            "args": plain_args if plain_args is not None else to_jsonable(list(args)),
             "kwargs": kwargs if _plain_keywords(kwargs) else to_jsonable(kwargs),
         }
         loop = asyncio._get_running_loop()
-        if loop is None:
+        if loop is not None:
+            message["async"] = True
+        try:
             self.send(message)
+        except WireProtocolError:  # the encoding is over the frame limit
+            size = json_size_over([args, kwargs], MAX_TOOL_DATA_BYTES)
+            raise argument_size_error(name, size or MAX_TOOL_DATA_BYTES + 1) from None
+        if loop is None:
             while call_id not in self._replies:
                 self._dispatch(self.sock.recv(_RECV_BYTES))
             return _unpack(self._replies.pop(call_id), name)
-        message["async"] = True
-        return self._call_async(loop, call_id, message, name)
+        self._watch(loop)
+        call = AwaitableToolCall(name, functools.partial(self._wait_reply, call_id, name))
+        self._started.append((call_id, call))
+        return call
 
-    async def _call_async(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        call_id: int,
-        message: dict[str, Any],
-        name: str,
-    ) -> Any:
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
-        self._waiters[call_id] = future
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._reader_loop is not loop:
             loop.add_reader(self.sock.fileno(), self._on_readable)
             self._reader_loop = loop
-        self.send(message)
-        try:
-            reply = await future
-        finally:
-            self._waiters.pop(call_id, None)
+
+    def _wait_reply(self, call_id: int, name: str) -> Generator[Any, None, Any]:
+        """What awaiting an :class:`AwaitableToolCall` of this runtime runs."""
+        reply = self._replies.pop(call_id, None)
+        if reply is None:
+            loop = asyncio.get_running_loop()
+            self._watch(loop)
+            future: asyncio.Future[dict[str, Any]] = loop.create_future()
+            self._waiters[call_id] = future
+            try:
+                reply = yield from future
+            finally:
+                self._waiters.pop(call_id, None)
         return _unpack(reply, name)
+
+    def settle(self, stderr: OutputSink) -> None:
+        """Wait for the replies of calls sent but never awaited; note them on ``stderr``."""
+        started, self._started = self._started, []
+        notes: list[tuple[str, str | None]] = []
+        for call_id, call in started:
+            if call._ptc_awaited:
+                continue
+            while call_id not in self._replies:
+                self._dispatch(self.sock.recv(_RECV_BYTES))
+            reply = self._replies.pop(call_id)
+            if not call._ptc_unawaited:  # misused: its TypeError already said why
+                continue
+            error = None if reply["t"] == "result" else str(reply.get("message", ""))
+            notes.append((call._ptc_name, error))
+        self._replies.clear()
+        if notes:
+            stderr.write(unawaited_notes(notes))
 
     def forget_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """Stop reading on ``loop`` (before it is closed)."""
@@ -324,8 +375,13 @@ def run_coroutine(channel: WorkerChannel, coroutine: Coroutine[Any, Any, Any]) -
     try:
         return loop.run_until_complete(coroutine)
     finally:
-        channel.forget_loop(loop)
         try:
+            tasks = asyncio.all_tasks(loop)  # left behind: cancelled, like asyncio.run
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
+            channel.forget_loop(loop)
             loop.close()
