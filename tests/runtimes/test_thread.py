@@ -512,3 +512,22 @@ async def test_snippet_callback_inside_a_tool_runs_on_until_the_tool_returns(
     assert time.monotonic() - started < 0.2 + 0.5
     assert result.timed_out and result.stdout == ""
     assert wait_until(lambda: not busy_snippet_threads())
+
+
+async def test_code_that_ends_after_the_deadline_while_the_loop_was_blocked_timed_out(
+    runtime: Any,
+) -> None:
+    """A C call holding the GIL blocks the host's loop, deadline included; simulated here
+    by blocking the loop itself while the snippet runs past its deadline and finishes.
+    Before, the late result came back as a success; it is a timeout."""
+    task = asyncio.ensure_future(
+        runtime.execute("import time\ntime.sleep(0.4)\nprint('late')\n7", {}, timeout=0.1)
+    )
+    await asyncio.sleep(0)  # the snippet starts
+    time.sleep(1.0)  # the loop cannot run: the snippet finishes at 0.4 s, after 0.1 s
+    result = await task
+    assert result.timed_out
+    assert result.error_type == "TimeoutError"
+    assert result.value is None
+    assert result.error is not None and "held the GIL" in result.error
+    assert result.stdout == "late\n"
