@@ -65,10 +65,14 @@ class CodeResult:
             ``"TimeoutError"``, ``"PolicyViolation"``, ``"WorkerCrashed"``.
         timed_out: ``True`` when the wall-clock timeout ended the execution.
         value: Value of a trailing expression statement, like a REPL shows it, converted
-            to JSON-compatible data; ``None`` when there is none.
+            to JSON-compatible data; ``None`` when there is none. A value whose JSON
+            encoding is over the policy's ``max_output_bytes`` is dropped: ``value`` is
+            ``None``, ``truncated`` is ``True`` and stderr says ``[value omitted: ...]``
+            with its size and the limit.
         tool_calls: Every tool call the snippet made, in start order.
         duration_s: Wall-clock time of the whole execution, in seconds.
-        truncated: ``True`` when stdout, stderr or the error were cut to the byte cap.
+        truncated: ``True`` when stdout, stderr or the error were cut to the byte cap,
+            or the value was dropped.
     """
 
     stdout: str

@@ -31,8 +31,9 @@ _INTRO = (
     "arguments (no import needed). Loop, filter and aggregate in code instead of making "
     "one tool call per step, and print only what you need: only printed output, errors "
     "and the value of a final expression come back. A failing tool raises ToolError "
-    "(catchable). With top-level `await`, tool calls are awaitable and "
-    "`await asyncio.gather(...)` runs them concurrently. Time limit: {limit:g} s."
+    "(catchable). In code that uses `await`, tool calls must be awaited "
+    "(`await tool(...)`); `await asyncio.gather(...)` runs them concurrently. "
+    "Time limit: {limit:g} s."
 )
 
 ToolsArgument = (
