@@ -20,7 +20,7 @@ from ptcbox.agent_glue._tool_result import ToolResult
 from ptcbox.projections import ToolProjection, validate_namespace
 from ptcbox.projections._stubs import count_tokens, render_stubs
 from ptcbox.projections._validated import preview
-from ptcbox.runtimes import CodeRuntime, ThreadRuntime
+from ptcbox.runtimes import CodeRuntime, SubprocessRuntime
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["RunCodeTool"]
@@ -49,8 +49,9 @@ class RunCodeTool(Tool):
             ``code_only`` ones included; read at each call, so later registrations
             count), a namespace of projections, or an iterable of tools/functions.
         runtime: The :class:`~ptcbox.runtimes.CodeRuntime` to run code in; default: a
-            ``ThreadRuntime(policy)`` created on first use (and closed by
-            :meth:`aclose`).
+            ``SubprocessRuntime(policy)`` (model-written code is untrusted) created on
+            first use and closed by :meth:`aclose`; pass a ``ThreadRuntime`` for speed
+            with code you trust.
         policy: The sandbox policy of the default runtime.
         max_timeout: Cap on the wall-clock time of one execution, in seconds; a model
             asking for more gets the cap (and the cap when it asks for nothing).
@@ -141,9 +142,9 @@ class RunCodeTool(Tool):
 
     @property
     def runtime(self) -> CodeRuntime:
-        """The runtime (the default ``ThreadRuntime`` is created on first access)."""
+        """The runtime (the default ``SubprocessRuntime`` is created on first access)."""
         if self._runtime is None:
-            self._runtime = ThreadRuntime(self._policy)
+            self._runtime = SubprocessRuntime(self._policy)
         return self._runtime
 
     async def aclose(self) -> None:
