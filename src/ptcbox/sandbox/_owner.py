@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 import types
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
 
 __all__ = [
+    "PLAIN_BASES",
     "SANDBOX_MARK",
     "SANDBOX_MARK_NAME",
     "describe",
@@ -34,41 +36,47 @@ OWNED_ATTR: Final = "_ptc_owned_"
 PRIVATE_ATTR: Final = "_ptc_private_ok_"
 _NOT_PRIVATE_OK: Final = object()
 _FunctionType = types.FunctionType
-# Marks live on the classes themselves (``_x_`` names, which snippets can neither read nor
-# write): a type-attribute lookup is cached by the interpreter, far cheaper than a WeakSet
-# membership test, and the mark dies with the class.
+# Marks live in the classes' own ``__dict__`` (``_x_`` names, which snippets can neither
+# read nor write) and are always read from there, never with an attribute lookup: a
+# lookup runs descriptors and metaclass hooks, so a class whose dict held a descriptor
+# under a mark's name could answer whatever it liked (F2). A class's ``__dict__`` cannot
+# be redirected: only a metaclass could, and snippets get no metaclasses.
+
+PLAIN_BASES: set[type] = {v for v in vars(builtins).values() if isinstance(v, type)}
+"""Classes a snippet class may inherit from and keep private-attribute access: the builtin
+types (by identity; a class *named* like one, or with ``__module__ = "builtins"``, does not
+count) and the sandbox's own size-checked stand-ins for them (added by ``_builtins``)."""
 
 
 def register_class(cls: Any) -> None:
     """Record ``cls`` as created by a snippet (its class statement ran in the sandbox)."""
     if isinstance(cls, type):
         type.__setattr__(cls, OWNED_ATTR, SANDBOX_MARK)
+        if PRIVATE_ATTR in cls.__dict__:  # a stale copy (dataclass(slots=True) copies dicts)
+            type.__delattr__(cls, PRIVATE_ATTR)
 
 
 def is_owned(obj: Any) -> bool:
     """True for the snippet's own functions, classes and instances of its classes."""
     tp = type(obj)
-    if getattr(tp, OWNED_ATTR, None) is SANDBOX_MARK:
-        return True  # an instance of a snippet class (subclasses of one are the snippet's)
+    if tp.__dict__.get(OWNED_ATTR) is SANDBOX_MARK:
+        return True  # an instance of a snippet class (each snippet class carries the mark)
     if tp is _FunctionType:
         return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
-    return isinstance(obj, type) and getattr(obj, OWNED_ATTR, None) is SANDBOX_MARK
-
-
-def _own_mark(cls: type) -> bool:
-    return cls.__dict__.get(OWNED_ATTR) is SANDBOX_MARK
+    return issubclass(tp, type) and obj.__dict__.get(OWNED_ATTR) is SANDBOX_MARK
 
 
 def private_ok_class(cls: type) -> bool:
     """True when every class in ``cls``'s MRO is the snippet's or a builtin type."""
-    cached = getattr(cls, PRIVATE_ATTR, None)
-    if cached is cls:  # set on cls itself (an inherited value names the parent)
+    own = cls.__dict__
+    cached = own.get(PRIVATE_ATTR)
+    if cached is cls:
         return True
-    if not _own_mark(cls):
+    if cached is _NOT_PRIVATE_OK or own.get(OWNED_ATTR) is not SANDBOX_MARK:
         return False
-    if cached is not None and cls.__dict__.get(PRIVATE_ATTR) is _NOT_PRIVATE_OK:
-        return False
-    ok = all(_own_mark(base) or base.__module__ == "builtins" for base in cls.__mro__)
+    ok = all(
+        base.__dict__.get(OWNED_ATTR) is SANDBOX_MARK or base in PLAIN_BASES for base in cls.__mro__
+    )
     type.__setattr__(cls, PRIVATE_ATTR, cls if ok else _NOT_PRIVATE_OK)
     return ok
 
@@ -82,19 +90,19 @@ def private_ok(obj: Any) -> bool:
     attributes include the host's event loop.
     """
     tp = type(obj)
-    if getattr(tp, PRIVATE_ATTR, None) is tp:
+    if tp.__dict__.get(PRIVATE_ATTR) is tp:
         return True
     if tp is _FunctionType:
         return obj.__globals__.get(SANDBOX_MARK_NAME) is SANDBOX_MARK
-    return private_ok_class(obj if isinstance(obj, type) else tp)
+    return private_ok_class(obj if issubclass(tp, type) else tp)
 
 
 def describe(obj: Any) -> str:
     """A short, safe description of ``obj`` for error messages (never calls its repr)."""
     if isinstance(obj, type):
-        return f"class {obj.__qualname__!r}"
+        return f"class {type.__dict__['__qualname__'].__get__(obj)!r}"
     tp = type(obj)
-    name = getattr(tp, "_ptc_module_name", None)
+    name = tp.__dict__.get("_ptc_module_name")
     if isinstance(name, str):
         return f"module {name!r}"
     return f"{tp.__qualname__!r} object"
