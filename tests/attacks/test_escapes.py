@@ -122,11 +122,6 @@ async def test_uuid_enum_functional_api_refuses_dunders(runtime: Any, tools: Any
     assert result.return_code == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F3: the format guard checks `isinstance(obj, str) or obj is str`; a str "
-    "subclass (or super()) hands out the real str.format -> field traversal (CVE-2023-41039)",
-)
 @pytest.mark.parametrize(
     "code",
     [

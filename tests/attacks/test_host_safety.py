@@ -46,11 +46,6 @@ async def test_thread_snippet_code_never_runs_in_host_gc(
     assert time.monotonic() - start < 0.3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F6: the size guard on str methods only knows str/bytes/bytearray themselves; "
-    "S.ljust for a str subclass S is the unguarded C method",
-)
 async def test_thread_size_guard_holds_for_str_subclass(
     make_runtime: Any, runtime_name: str, tools: Any
 ) -> None:

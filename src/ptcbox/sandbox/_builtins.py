@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 import types
 from collections.abc import Callable
 from typing import Any, Final
@@ -16,8 +17,8 @@ from ptcbox.sandbox._guards import (
     guarded_write_private,
 )
 from ptcbox.sandbox._limits import Limits
-from ptcbox.sandbox._names import RESTRICTED_ATTRS, is_reserved
-from ptcbox.sandbox._owner import register_class
+from ptcbox.sandbox._names import NOT_NATIVE_ATTRS, is_reserved
+from ptcbox.sandbox._owner import PLAIN_BASES, register_class
 
 __all__ = ["EXCLUDED_BUILTINS", "make_base_builtins"]
 
@@ -157,23 +158,56 @@ def _make_safe_type(sized: dict[type, Any]) -> type:
     )
 
 
+SizedCheck = Callable[
+    [str, tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]
+]
+
+
+def _sized_base(real: type, kind: str, check: SizedCheck) -> type:
+    """The class a snippet's ``class B(bytes)`` really derives from: the builtin with its
+    size argument checked (``B(10**10)`` would otherwise allocate in one C call)."""
+    ns: dict[str, Any] = {
+        "__slots__": (),
+        "__module__": "builtins",
+        "__qualname__": kind,
+        "__doc__": real.__doc__,
+    }
+    if real is bytes:
+
+        def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:  # noqa: N807
+            args, kwargs = check(kind, args, kwargs)
+            return bytes.__new__(cls, *args, **kwargs)
+
+        ns["__new__"] = __new__
+    else:  # bytearray allocates in __init__
+
+        def __init__(self: bytearray, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+            args, kwargs = check(kind, args, kwargs)
+            bytearray.__init__(self, *args, **kwargs)
+
+        ns["__init__"] = __init__
+    cls = type(kind, (real,), ns)
+    PLAIN_BASES.add(cls)  # no private attributes: snippet subclasses keep theirs
+    return cls
+
+
 class SizedConstructor:
     """``bytes``/``bytearray`` with the size argument checked; otherwise the real class.
 
-    ``isinstance``/``issubclass``/subclassing/``==`` work as with the real class.
+    ``isinstance``/``issubclass``/``==`` work as with the real class; a snippet class
+    statement subclassing it derives from a checked subclass of the real class.
     """
 
-    __slots__ = ("_check", "_kind", "_real")
+    __slots__ = ("_base", "_check", "_kind", "_real")
 
-    def __init__(
-        self, real: type, kind: str, check: Callable[[str, tuple[Any, ...]], tuple[Any, ...]]
-    ) -> None:
+    def __init__(self, real: type, kind: str, check: SizedCheck) -> None:
         object.__setattr__(self, "_real", real)
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_check", check)
+        object.__setattr__(self, "_base", _sized_base(real, kind, check))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = self._check(self._kind, args)
+        args, kwargs = self._check(self._kind, args, kwargs)
         return self._real(*args, **kwargs)
 
     def __instancecheck__(self, obj: Any) -> bool:
@@ -183,7 +217,7 @@ class SizedConstructor:
         return issubclass(sub, self._real)
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
-        return (self._real,)
+        return (self._base,)
 
     def __eq__(self, other: object) -> bool:
         return other is self or other is self._real
@@ -203,14 +237,27 @@ class SizedConstructor:
         raise PolicyViolation(f"cannot modify the builtin {self._kind!r}")
 
 
+def _is_metaclass(obj: Any) -> bool:
+    return isinstance(obj, type) and issubclass(obj, type)
+
+
 def _build_class(func: Any, name: Any, /, *bases: Any, **kwargs: Any) -> Any:
-    """Class statements: refuse ``metaclass=``, record the class as the snippet's."""
+    """Class statements: refuse ``metaclass=`` and metaclasses, record the class as the
+    snippet's.
+
+    Bases are checked after ``__mro_entries__`` (``class M(typing.Type)`` derives from
+    ``type``), and the result once more: a metaclass is a 3-argument ``type()``.
+    """
     if "metaclass" in kwargs:
         raise PolicyViolation("class keyword 'metaclass' is not allowed in the sandbox")
-    for base in bases:
-        if isinstance(base, type) and issubclass(base, type):
-            raise PolicyViolation("subclassing type (metaclasses) is not allowed in the sandbox")
+    for key in kwargs:
+        if key.startswith("_"):  # host metaclasses' private switches (EnumType's _simple)
+            raise PolicyViolation(f"class keyword {key!r} is not allowed in the sandbox")
+    if any(_is_metaclass(base) for base in types.resolve_bases(bases)):
+        raise PolicyViolation("subclassing type (metaclasses) is not allowed in the sandbox")
     cls = builtins.__build_class__(func, name, *bases, **kwargs)
+    if _is_metaclass(cls):
+        raise PolicyViolation("subclassing type (metaclasses) is not allowed in the sandbox")
     register_class(cls)
     return cls
 
@@ -243,21 +290,39 @@ def _checked_numbers(obj: Any) -> Any:
 
 
 def _match_args(*classes: Any) -> None:
-    """Before a ``match`` with positional class patterns: check each ``__match_args__``."""
+    """Before a ``match`` with positional class patterns: check each ``__match_args__``.
+
+    Class patterns read attributes natively, so the names must be ones the getattr guard
+    hands out unchanged: public, not interpreter internals, and not a name whose value the
+    guard checks or wraps (``format``, ``ljust``, ``register`` ...).
+    """
     for cls in classes:
         names = getattr(cls, "__match_args__", ())
         if not isinstance(names, tuple):
             continue  # the match statement itself raises TypeError
         for name in names:
-            if not isinstance(name, str) or name.startswith("_") or name in RESTRICTED_ATTRS:
+            if type(name) is not str or name.startswith("_") or name in NOT_NATIVE_ATTRS:
                 raise PolicyViolation(
                     f"class pattern {getattr(cls, '__name__', '?')}(...) would read attribute "
                     f"{name!r}, which is not allowed"
                 )
 
 
-def _augattr(obj: Any, name: str, op: Callable[[Any, Any], Any], value: Any) -> None:
-    setattr(obj, name, op(getattr(obj, name), value))
+_INPLACE: Final = {
+    name: getattr(operator, name)
+    for name in ("iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
+                 "ilshift", "irshift", "iand", "ixor", "ior")
+}  # fmt: skip
+
+
+def _make_augattr(getattr_: Callable[[Any, str], Any]) -> Callable[..., None]:
+    def _augattr(obj: Any, name: str, op: Any, value: Any, /) -> None:
+        """``obj.name op= value`` where the read must be guarded (a size guard applies, or
+        ``name`` is one whose value the getattr guard checks, e.g. ``s.format += x``)."""
+        fn = _INPLACE[op] if type(op) is str else op
+        setattr(obj, name, fn(getattr_(obj, name), value))
+
+    return _augattr
 
 
 def _augitem(obj: Any, key: Any, op: Callable[[Any, Any], Any], value: Any) -> None:
@@ -292,7 +357,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "_write_private_": guarded_write_private,
             "_apply_": _apply,
             "_numiter_": _numiter,
-            "_augattr_": _augattr,
+            "_augattr_": _make_augattr(guards.getattr),
             "_match_args_": _match_args,
             "_augitem_": _augitem,
             "_pow_": limits.pow,

@@ -19,7 +19,7 @@ from ptcbox.sandbox._names import (
     FORMAT_METHODS,
     OWNER_ONLY_ATTRS,
     RESTRICTED_ATTRS,
-    SIZE_GUARDED_METHODS,
+    VALUE_CHECKED_ATTRS,
     is_dunder,
     is_private,
     restricted_reason,
@@ -32,17 +32,24 @@ from ptcbox.sandbox._owner import (
     is_owned,
     private_ok,
 )
+from ptcbox.sandbox._strsize import is_size_guarded
 
 __all__ = [
     "FORMAT_REFUSED",
     "AttributeGuards",
+    "checked_attribute",
+    "is_str_format",
     "refuse_attribute",
+    "refuse_value",
 ]
 
 _MISSING: Final = object()
 _NAMEDTUPLE_API: Final = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _ModuleType = types.ModuleType
-_SPECIAL_NAMES: Final = RESTRICTED_ATTRS | FORMAT_METHODS | SIZE_GUARDED_METHODS | OWNER_ONLY_ATTRS
+_SPECIAL_NAMES: Final = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS
+_STR_FORMAT: Final[Any] = str.format
+_STR_FORMAT_MAP: Final[Any] = str.format_map
+_BOUND_C_METHOD: Final[Any] = type("".format)
 
 FORMAT_REFUSED: Final = (
     "str.format() and str.format_map() are not available in the sandbox (their format "
@@ -67,18 +74,111 @@ def refuse_attribute(name: str, obj: Any = _MISSING) -> PolicyViolation:
     return PolicyViolation(f"access to attribute {name!r}{where} is not allowed{hint}")
 
 
+def is_str_format(value: Any) -> bool:
+    """True for ``str.format``/``format_map``, unbound or bound to any str (subclass).
+
+    Judged on the value, not on where it was read from: ``S.format`` for a str subclass,
+    ``super(S, s).format`` and ``typing.Text.format`` are all the same C method (F3). A
+    snippet's own method named ``format`` is a Python function and passes.
+    """
+    if value is _STR_FORMAT or value is _STR_FORMAT_MAP:
+        return True
+    return (
+        type(value) is _BOUND_C_METHOD
+        and value.__name__ in FORMAT_METHODS
+        and isinstance(value.__self__, str)
+    )
+
+
+def refuse_value(obj: Any, name: str, value: Any) -> None:
+    """Raise when ``value`` (read as ``obj.name``) must not reach snippet code.
+
+    Modules, metaclasses (3-argument ``type()`` by another name, F2) and ``str.format``;
+    ``register`` bound to a class the snippet does not own.
+    """
+    tv = type(value)
+    if tv is _ModuleType:
+        raise PolicyViolation(
+            f"attribute {name!r} of {describe(obj)} is a module; import allowed "
+            "modules with an import statement instead"
+        )
+    if tv is type and issubclass(value, type):
+        raise PolicyViolation(
+            f"attribute {name!r} of {describe(obj)} is a metaclass, which is not available "
+            "in the sandbox (it builds classes from arbitrary names); use a class statement"
+        )
+    if name in VALUE_CHECKED_ATTRS:
+        if is_str_format(value):
+            raise PolicyViolation(FORMAT_REFUSED)
+        owner = getattr(value, "__self__", None) if name in OWNER_ONLY_ATTRS else None
+        if isinstance(owner, type) and not is_owned(owner):
+            raise PolicyViolation(
+                f"{describe(owner)}.{name}() would change a class shared with the host; "
+                "it is only allowed on the snippet's own classes"
+            )
+
+
+def check_readable(obj: Any, name: str) -> None:
+    """Raise unless the snippet may read ``obj.name`` (by name only; see refuse_value)."""
+    if name in RESTRICTED_ATTRS:
+        raise refuse_attribute(name, obj)
+    if name[:1] != "_":
+        return
+    if is_private(name):
+        if name in _NAMEDTUPLE_API and (
+            isinstance(obj, tuple) or (isinstance(obj, type) and issubclass(obj, tuple))
+        ):
+            return  # namedtuple's public API starts with "_" (_asdict, _replace, ...)
+        if not private_ok(obj):
+            raise PolicyViolation(
+                f"access to private attribute {name!r} of {describe(obj)} is not "
+                "allowed; private attributes are only accessible on the snippet's "
+                "own classes and objects"
+            )
+    elif name not in ALLOWED_DUNDER_READS:
+        raise refuse_attribute(name, obj)
+    elif name == "__init__" and not (
+        is_owned(obj) or (type(obj) is super and is_owned(getattr(obj, "__self__", None)))
+    ):
+        raise PolicyViolation(
+            f"'__init__' of {describe(obj)} is not accessible; call "
+            "super().__init__(...) from your own class instead"
+        )
+
+
+def checked_attribute(obj: Any, name: str) -> Any:
+    """``obj.name`` read by host helpers on the snippet's behalf (``dataclasses.asdict``
+    and friends read fields by name): the getattr guard's rules, except that size-checked
+    C methods are refused instead of wrapped.
+
+    Raises:
+        PolicyViolation: The guard would not hand the attribute out unchanged.
+    """
+    if type(name) is not str:
+        raise TypeError(f"attribute name must be string, not {type(name).__name__!r}")
+    check_readable(obj, name)
+    value = getattr(obj, name)
+    refuse_value(obj, name, value)
+    if is_size_guarded(value):
+        raise PolicyViolation(
+            f"attribute {name!r} of {describe(obj)} is the C method {name!r}, which the "
+            "sandbox only hands out size-checked; rename the field"
+        )
+    return value
+
+
 class AttributeGuards:
     """The attribute guards for one set of size limits.
 
     Args:
-        size_wrapper: ``size_wrapper(obj, name)`` returns a size-checked version of the
-            str/bytes/int method ``name`` of ``obj`` (see ``_limits.py``), or ``None`` when
-            ``obj`` is not a str/bytes/int (then the plain attribute is returned).
+        size_wrapper: ``size_wrapper(value)`` returns a size-checked stand-in when
+            ``value`` is a guarded C method (``s.ljust``, ``str.ljust``, see ``_strsize``),
+            else ``None`` (then the value is handed out as is).
     """
 
     __slots__ = ("getattr", "getattr_private", "hasattr", "size_wrapper")
 
-    def __init__(self, size_wrapper: Callable[[Any, str], Any]) -> None:
+    def __init__(self, size_wrapper: Callable[[Any], Any]) -> None:
         self.size_wrapper = size_wrapper
         special = self._special
 
@@ -93,11 +193,9 @@ class AttributeGuards:
                 value = getattr(obj, name)
             else:
                 value = getattr(obj, name, default)
-            if type(value) is _ModuleType:
-                raise PolicyViolation(
-                    f"attribute {name!r} of {describe(obj)} is a module; import allowed "
-                    "modules with an import statement instead"
-                )
+            tv = type(value)
+            if tv is _ModuleType or tv is type:  # modules; metaclasses (cheap first test)
+                refuse_value(obj, name, value)
             return value
 
         def guarded_hasattr(obj: Any, name: str, /) -> bool:
@@ -108,10 +206,23 @@ class AttributeGuards:
                 return False
             return hasattr(obj, name)
 
+        last_ok: type | None = None
+
         def guarded_getattr_private(obj: Any, name: str, /) -> Any:
-            """Compiled ``obj._name``: fast when ``obj`` is the snippet's own object."""
+            """Compiled ``obj._name``: fast when ``obj`` is the snippet's own object.
+
+            The mark is read from the exact class's ``__dict__`` (never with an attribute
+            lookup, which descriptors control) and is only ever set by the sandbox on
+            classes that snippet class statements created (see ``_owner.py``). The last
+            class that passed is remembered (a class never loses the mark): hot loops pay
+            one identity test.
+            """
+            nonlocal last_ok
             tp = type(obj)
-            if getattr(tp, PRIVATE_ATTR, None) is tp:
+            if tp is last_ok:
+                return getattr(obj, name)
+            if tp.__dict__.get(PRIVATE_ATTR) is tp:
+                last_ok = tp
                 return getattr(obj, name)
             return guarded_getattr(obj, name)
 
@@ -120,48 +231,14 @@ class AttributeGuards:
         self.hasattr = guarded_hasattr
 
     def _special(self, obj: Any, name: str, default: Any) -> Any:
-        if name in RESTRICTED_ATTRS:
-            raise refuse_attribute(name, obj)
-        if name[:1] == "_":
-            if is_private(name):
-                if name in _NAMEDTUPLE_API and (
-                    isinstance(obj, tuple) or (isinstance(obj, type) and issubclass(obj, tuple))
-                ):
-                    pass  # namedtuple's public API starts with "_" (_asdict, _replace, ...)
-                elif not private_ok(obj):
-                    raise PolicyViolation(
-                        f"access to private attribute {name!r} of {describe(obj)} is not "
-                        "allowed; private attributes are only accessible on the snippet's "
-                        "own classes and objects"
-                    )
-            elif name not in ALLOWED_DUNDER_READS:
-                raise refuse_attribute(name, obj)
-            elif name == "__init__" and not (
-                is_owned(obj) or (type(obj) is super and is_owned(getattr(obj, "__self__", None)))
-            ):
-                raise PolicyViolation(
-                    f"'__init__' of {describe(obj)} is not accessible; call "
-                    "super().__init__(...) from your own class instead"
-                )
-        elif name in FORMAT_METHODS:
-            if isinstance(obj, str) or obj is str:
-                raise PolicyViolation(FORMAT_REFUSED)
-        elif name in SIZE_GUARDED_METHODS:
-            wrapped = self.size_wrapper(obj, name)
+        check_readable(obj, name)
+        value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
+        if name in VALUE_CHECKED_ATTRS:
+            refuse_value(obj, name, value)
+            wrapped = self.size_wrapper(value)
             if wrapped is not None:
                 return wrapped
-        elif name in OWNER_ONLY_ATTRS:
-            value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
-            owner = getattr(value, "__self__", None)
-            if isinstance(owner, type) and not is_owned(owner):
-                raise PolicyViolation(
-                    f"{describe(owner)}.{name}() would change a class shared with the host; "
-                    "it is only allowed on the snippet's own classes"
-                )
-            return value
-        if default is _MISSING:
-            return getattr(obj, name)
-        return getattr(obj, name, default)
+        return value
 
 
 def check_attribute_write(obj: Any, name: str, action: str) -> None:
@@ -192,9 +269,18 @@ def check_attribute_write(obj: Any, name: str, action: str) -> None:
         )
 
 
+_last_owned: list[type | None] = [None]
+"""The last class whose instances passed ``guarded_write`` (ownership is permanent): hot
+loops such as ``self.n += x`` pay one identity test instead of a ``__dict__`` read."""
+
+
 def guarded_write(obj: Any) -> Any:
     """``_write_(obj)`` for ``obj.public = v`` / ``del obj.public`` in compiled code."""
-    if getattr(type(obj), OWNED_ATTR, None) is SANDBOX_MARK:
+    tp = type(obj)
+    if tp is _last_owned[0]:
+        return obj
+    if tp.__dict__.get(OWNED_ATTR) is SANDBOX_MARK:
+        _last_owned[0] = tp
         return obj
     if is_owned(obj) or (isinstance(obj, BaseException) and not isinstance(obj, type)):
         return obj
@@ -207,7 +293,7 @@ def guarded_write(obj: Any) -> Any:
 def guarded_write_private(obj: Any) -> Any:
     """``_write_private_(obj)`` for ``obj._private = v`` in compiled code."""
     tp = type(obj)
-    if getattr(tp, PRIVATE_ATTR, None) is tp or private_ok(obj):
+    if tp.__dict__.get(PRIVATE_ATTR) is tp or private_ok(obj):
         return obj
     raise PolicyViolation(
         f"cannot modify private attributes of {describe(obj)}: only the snippet's own "

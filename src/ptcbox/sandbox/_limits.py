@@ -114,6 +114,9 @@ class Limits:
             if a.bit_length() + b.bit_length() > self.max_int_bits:
                 self.int_bits("*", a.bit_length() + b.bit_length())
             return a * b
+        if isinstance(a, int) and isinstance(b, int):  # bool, int subclasses
+            self._product_bits(a, b)
+            return a * b
         seq_len = real_len(a)
         if seq_len is not None:
             n = as_index(b)
@@ -129,6 +132,11 @@ class Limits:
                     return n * b
         return a * b
 
+    def _product_bits(self, a: int, b: int) -> None:
+        bits = int.bit_length(a) + int.bit_length(b)  # int's own, not a subclass override
+        if bits > self.max_int_bits:
+            self.int_bits("*", bits)
+
     def _check_repeat(self, seq: Any, length: int, n: int) -> None:
         if n > 1:
             size = next(size for kind, _, size in SEQ_LEN if isinstance(seq, kind))
@@ -142,8 +150,8 @@ class Limits:
             if n is not None:
                 self._check_repeat(a, seq_len, n)
                 return operator.imul(a, n)  # type: ignore[no-untyped-call]
-        elif type(a) is int and type(b) is int:
-            self.int_bits("*", a.bit_length() + b.bit_length())
+        elif isinstance(a, int) and isinstance(b, int):
+            self._product_bits(a, b)
         elif real_len(b) is not None:
             return self.mul(a, b)
         return operator.imul(a, b)  # type: ignore[no-untyped-call]
@@ -162,28 +170,38 @@ class Limits:
 
     # -- formatting -----------------------------------------------------------------
 
-    def _check_percent(self, fmt: str | bytes, args: Any) -> None:
-        pattern = _PERCENT_FIELD if isinstance(fmt, str) else _BYTE_PERCENT_FIELD
-        star = b"*" if isinstance(fmt, bytes) else "*"
+    def _check_percent(self, fmt: str | bytes | bytearray, args: Any) -> None:
+        text = isinstance(fmt, str)
+        pattern = _PERCENT_FIELD if text else _BYTE_PERCENT_FIELD
+        star: str | bytes = "*" if text else b"*"
         largest = 0
         for width, precision in pattern.findall(fmt):  # type: ignore[arg-type]
             for value in (width, precision):
                 if value and value != star:
                     largest = max(largest, int(value))
                 elif value == star:
-                    values = args if isinstance(args, tuple) else (args,)
+                    # tuple's own iterator: a subclass could iterate other items than
+                    # the ones % formats
+                    values = tuple.__iter__(args) if isinstance(args, tuple) else (args,)
                     for item in values:
                         if isinstance(item, int):
                             largest = max(largest, abs(int.__index__(item)))
         self.repeat_bytes("%", largest)
 
     def mod(self, a: Any, b: Any) -> Any:
-        """``a % b``; for %-formatting, field widths/precisions are size-checked."""
+        """``a % b``; for %-formatting, field widths/precisions are size-checked.
+
+        The tests use the builtin types' own methods: a subclass could answer ``"%" in a``
+        or ``bytes(a)`` with something other than what ``%`` then formats.
+        """
         if isinstance(a, str):
-            if "%" in a:
+            if str.find(a, "%") >= 0:
                 self._check_percent(a, b)
-        elif isinstance(a, bytes | bytearray) and b"%" in a:
-            self._check_percent(bytes(a), b)
+        elif isinstance(a, bytes):
+            if bytes.find(a, b"%") >= 0:
+                self._check_percent(a, b)
+        elif isinstance(a, bytearray) and bytearray.find(a, b"%") >= 0:
+            self._check_percent(a, b)
         return a % b
 
     def imod(self, a: Any, b: Any) -> Any:
@@ -199,6 +217,8 @@ class Limits:
 
     def format(self, value: Any, spec: str = "", /) -> str:
         """format(value, format_spec='') -- sandboxed: huge widths are refused."""
+        if type(spec) is not str and isinstance(spec, str):
+            spec = str.__str__(spec)  # the exact characters a str subclass holds
         self.check_format_spec(spec)
         return format(value, spec)
 
@@ -215,14 +235,23 @@ class Limits:
 
     # -- str / bytes / int methods: see _strsize.py ----------------------------------
 
-    def size_wrapper(self, obj: Any, name: str) -> Callable[..., Any] | None:
-        """A size-checked ``obj.name`` for str/bytes/int methods, else ``None``."""
-        return size_checked_method(self, obj, name)
+    def size_wrapper(self, value: Any) -> Callable[..., Any] | None:
+        """A size-checked stand-in for a guarded C method (``s.ljust``, ``str.ljust``,
+        ``n.to_bytes`` ...), else ``None``."""
+        return size_checked_method(self, value)
 
     # -- constructors -----------------------------------------------------------------
 
-    def check_sized_constructor(self, kind: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        """``bytes(n)`` / ``bytearray(n)`` allocate n bytes: check n (read once)."""
+    def check_sized_constructor(
+        self, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``bytes(n)`` / ``bytearray(source=n)`` allocate n bytes: check n (read once)."""
+        if not args and "source" in kwargs:
+            rest = {k: v for k, v in kwargs.items() if k != "source"}
+            return self.check_sized_constructor(kind, (kwargs["source"],), rest)
+        return self._check_sized_args(kind, args), kwargs
+
+    def _check_sized_args(self, kind: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if args:
             first = args[0]
             tp = type(first)

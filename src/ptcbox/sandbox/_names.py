@@ -10,9 +10,11 @@ __all__ = [
     "ALLOWED_DUNDER_READS",
     "FORMAT_METHODS",
     "NATIVE_ATTRS",
+    "NOT_NATIVE_ATTRS",
     "OWNER_ONLY_ATTRS",
     "RESTRICTED_ATTRS",
     "SIZE_GUARDED_METHODS",
+    "VALUE_CHECKED_ATTRS",
     "is_dunder",
     "is_private",
     "is_reserved",
@@ -80,13 +82,27 @@ FORMAT_METHODS: frozenset[str] = frozenset({"format", "format_map"})
 """``str.format``/``format_map`` traverse attributes of their arguments (CVE-2023-41039)."""
 
 SIZE_GUARDED_METHODS: frozenset[str] = frozenset(
-    {"ljust", "rjust", "center", "zfill", "expandtabs", "replace", "join", "translate", "to_bytes"}
-)
-"""str/bytes/int methods whose result size is checked against ``max_repeat_bytes``."""
+    {
+        # str / bytes / bytearray
+        "ljust", "rjust", "center", "zfill", "expandtabs", "replace", "join", "translate",
+        "to_bytes",  # int
+        "digest", "hexdigest",  # hashlib.shake_128/256 (XOF: any output length)
+        "sub", "subn", "expand",  # re.Pattern / re.Match
+    }
+)  # fmt: skip
+"""Names of C methods whose result size is checked against ``max_repeat_bytes`` (the
+guard wraps the value when it is such a C method; see ``_strsize.GUARDED_KINDS``)."""
 
 OWNER_ONLY_ATTRS: frozenset[str] = frozenset({"register"})
 """Methods that change shared state of their owner (ABC registries); only allowed when the
 owner was created by the snippet."""
+
+VALUE_CHECKED_ATTRS: frozenset[str] = FORMAT_METHODS | SIZE_GUARDED_METHODS | OWNER_ONLY_ATTRS
+"""Names whose value the getattr guard inspects (and refuses or wraps) before handing it
+out: compiled code never reads them natively (augmented assignment, ``match`` patterns)."""
+
+NOT_NATIVE_ATTRS: frozenset[str] = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS
+"""Public names that must never be read without the getattr guard."""
 
 ALLOWED_DUNDER_READS: frozenset[str] = frozenset(
     {"__name__", "__qualname__", "__doc__", "__module__", "__init__"}

@@ -1,24 +1,41 @@
-"""Size checks for str/bytes/int methods that can build a huge result in one C call.
+"""Size checks for methods that can build a huge result in one C call.
 
 ``s.ljust(n)``, ``s.center(n)``, ``s.zfill(n)``, ``s.expandtabs(n)``, ``s.replace(a, b)``,
-``sep.join(items)``, ``s.translate(table)`` and ``n.to_bytes(length)``: the guarded
-``getattr`` hands out a wrapper that estimates the result size (with the builtin types'
-own ``len``/``count``, which subclasses cannot fake), checks it against
-``max_repeat_bytes``, and calls the real method with the normalised arguments.
+``sep.join(items)``, ``s.translate(table)``, ``n.to_bytes(length)``, ``shake.digest(n)``,
+``pattern.sub(repl, s)`` and ``match.expand(template)``: the guarded ``getattr`` hands out a
+wrapper that estimates the result size (with the builtin types' own ``len``/``count``,
+which subclasses cannot fake), checks it against ``max_repeat_bytes``, and calls the real
+method with the normalised arguments.
+
+Which methods are wrapped depends on the *value* read, not on the object it was read from
+(F6): the real C method, bound (``s.ljust``, ``super(S, s).ljust``) or unbound (``str.ljust``,
+``S.ljust`` for a subclass ``S``), is recognised by identity; a snippet's own method of the
+same name is not a C method and is handed out as is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import operator
+import re
 from collections import deque
 from collections.abc import Callable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
+from ptcbox.sandbox._regexsize import estimate_expand, estimate_sub
+
 if TYPE_CHECKING:
     from ptcbox.sandbox._limits import Limits
 
-__all__ = ["SEQ_LEN", "as_index", "real_len", "size_checked_method"]
+__all__ = [
+    "SEQ_LEN",
+    "as_index",
+    "is_size_guarded",
+    "real_len",
+    "size_checked_method",
+]
 
 SEQ_LEN: Final[tuple[tuple[type, Callable[[Any], int], int], ...]] = (
     (str, str.__len__, 1),
@@ -32,6 +49,66 @@ SEQ_LEN: Final[tuple[tuple[type, Callable[[Any], int], int], ...]] = (
 
 _TEXT = (str, bytes, bytearray)
 _PADDING = ("ljust", "rjust", "center", "zfill")
+
+
+def _xof_types() -> tuple[type, ...]:
+    kinds: set[type] = {type(hashlib.shake_128()), type(hashlib.shake_256())}
+    for name in ("shake_128", "shake_256"):
+        with contextlib.suppress(ValueError):  # a build without this algorithm
+            kinds.add(type(hashlib.new(name)))
+    return tuple(kinds)
+
+
+GUARDED_KINDS: Final[dict[str, tuple[type, ...]]] = {
+    **{name: _TEXT for name in (*_PADDING, "expandtabs", "replace", "join", "translate")},
+    "to_bytes": (int,),
+    "digest": _xof_types(),
+    "hexdigest": _xof_types(),
+    "sub": (re.Pattern,),
+    "subn": (re.Pattern,),
+    "expand": (re.Match,),
+}
+"""Method name -> the C types whose method of that name is size-checked."""
+
+_UNBOUND: Final[dict[Any, tuple[type, str]]] = {
+    kind.__dict__[name]: (kind, name)
+    for name, kinds in GUARDED_KINDS.items()
+    for kind in kinds
+    if name in kind.__dict__
+}
+"""The real unbound C methods (``str.ljust`` ...), keyed by identity."""
+
+_BOUND_TYPES: Final[tuple[type, type]] = (type([].append), type(re.compile("").sub))
+_DESCRIPTOR_TYPES: Final = frozenset(type(d) for d in _UNBOUND)
+
+
+def _guarded_bound(value: Any) -> tuple[Any, str] | None:
+    """``(self, name)`` when ``value`` is a bound size-checked C method, else ``None``."""
+    tv = type(value)
+    if tv is not _BOUND_TYPES[0] and tv is not _BOUND_TYPES[1]:
+        return None
+    name = value.__name__
+    kinds = GUARDED_KINDS.get(name)
+    owner = value.__self__
+    if kinds is not None and isinstance(owner, kinds):
+        return owner, name
+    return None
+
+
+def _guarded_unbound(value: Any) -> tuple[type, str] | None:
+    """``(kind, name)`` when ``value`` is an unbound size-checked C method, else ``None``.
+
+    The type test comes first: a dict lookup would call a snippet object's ``__eq__``
+    with the stored C methods on a hash collision.
+    """
+    if type(value) in _DESCRIPTOR_TYPES:
+        return _UNBOUND.get(value)
+    return None
+
+
+def is_size_guarded(value: Any) -> bool:
+    """True when ``value`` is a size-checked C method, bound or unbound."""
+    return _guarded_bound(value) is not None or _guarded_unbound(value) is not None
 
 
 def as_index(value: Any) -> int | None:
@@ -70,10 +147,12 @@ def _count(obj: Any, sub: Any) -> int:
     return kind.count(obj, sub)
 
 
-def size_checked_method(limits: Limits, obj: Any, name: str) -> Callable[..., Any] | None:
-    """A size-checked ``obj.name`` for str/bytes/int methods, else ``None``."""
-    if isinstance(obj, _TEXT) or (isinstance(obj, int) and name == "to_bytes"):
-        method = getattr(obj, name)
+def size_checked_method(limits: Limits, value: Any) -> Callable[..., Any] | None:
+    """A size-checked stand-in for ``value`` when it is a guarded C method, else ``None``."""
+    bound_to = _guarded_bound(value)
+    if bound_to is not None:
+        obj, name = bound_to
+        method = value
 
         def bound(*args: Any, **kwargs: Any) -> Any:
             args, kwargs = _estimate(limits, obj, name, args, kwargs)
@@ -82,15 +161,17 @@ def size_checked_method(limits: Limits, obj: Any, name: str) -> Callable[..., An
         bound.__name__ = name
         bound.__doc__ = method.__doc__
         return bound
-    if obj in _TEXT or (obj is int and name == "to_bytes"):
-        function = getattr(obj, name)
+    unbound_of = _guarded_unbound(value)
+    if unbound_of is not None:
+        kind, uname = unbound_of
+        function = value
 
         def unbound(self_: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(self_, (*_TEXT, int)):
-                args, kwargs = _estimate(limits, self_, name, args, kwargs)
+            if isinstance(self_, kind):
+                args, kwargs = _estimate(limits, self_, uname, args, kwargs)
             return function(self_, *args, **kwargs)
 
-        unbound.__name__ = name
+        unbound.__name__ = uname
         unbound.__doc__ = function.__doc__
         return unbound
     return None
@@ -134,15 +215,20 @@ def _estimate(
     elif name == "translate" and args and isinstance(obj, str):
         table = args[0]
         if isinstance(table, dict) and table:
-            longest = max((_text_len(v) for v in table.values() if isinstance(v, str)), default=1)
+            values = dict.values(table)  # a dict subclass could answer values() with a lie
+            longest = max((_text_len(v) for v in values if isinstance(v, str)), default=1)
             if longest > 1:
                 limits.repeat_bytes("str.translate", _text_len(obj) * longest)
-    elif name == "to_bytes":
+    elif name in ("to_bytes", "digest", "hexdigest"):
         raw = _arg(args, kwargs, 0, "length")
         length = as_index(raw) if raw is not None else None
         if length is not None:
-            limits.repeat_bytes("int.to_bytes", length)
+            limits.repeat_bytes(name, length * (2 if name == "hexdigest" else 1))
             return _set_arg(args, kwargs, 0, "length", length)
+    elif name in ("sub", "subn"):
+        return estimate_sub(limits, obj, args, kwargs)
+    elif name == "expand":
+        estimate_expand(limits, obj, _arg(args, kwargs, 0, "template"))
     return args, kwargs
 
 

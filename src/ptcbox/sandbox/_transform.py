@@ -31,7 +31,9 @@ from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_NAMES,
     ALLOWED_DUNDER_READS,
     NATIVE_ATTRS,
+    NOT_NATIVE_ATTRS,
     RESTRICTED_ATTRS,
+    VALUE_CHECKED_ATTRS,
     is_dunder,
     is_private,
     is_reserved,
@@ -58,6 +60,21 @@ _GUARDED_AUGOPS: dict[type[ast.operator], str] = {
     ast.LShift: "_ilshift_",
     ast.Mult: "_imul_",
     ast.Mod: "_imod_",
+}
+_INPLACE: dict[type[ast.operator], str] = {
+    ast.Add: "iadd",
+    ast.Sub: "isub",
+    ast.Mult: "imul",
+    ast.MatMult: "imatmul",
+    ast.Div: "itruediv",
+    ast.FloorDiv: "ifloordiv",
+    ast.Mod: "imod",
+    ast.Pow: "ipow",
+    ast.LShift: "ilshift",
+    ast.RShift: "irshift",
+    ast.BitAnd: "iand",
+    ast.BitXor: "ixor",
+    ast.BitOr: "ior",
 }
 _SMALL_INT = 16
 _SMALL_SHIFT = 64
@@ -357,10 +374,13 @@ class PtcTransformer(RestrictingNodeTransformer):
             writer = "_write_private_" if is_private(attr) else "_write_"
             written = _call(writer, self.visit(target.value))
             copy_locations(written, target)
-            if guard is None:
+            if guard is None and attr not in VALUE_CHECKED_ATTRS:
                 target.value = written
                 return node
-            expr = _call("_augattr_", written, ast.Constant(attr), _name(guard), node.value)
+            # the read goes through the getattr guard: ``s.format += x`` would otherwise
+            # hand the real str.format to x.__radd__
+            how: ast.expr = _name(guard) if guard else ast.Constant(_INPLACE[type(op)])
+            expr = _call("_augattr_", written, ast.Constant(attr), how, node.value)
             stmt = ast.Expr(value=expr)
             copy_locations(stmt, node)
             return stmt
@@ -404,6 +424,8 @@ class PtcTransformer(RestrictingNodeTransformer):
         for kw in node.keywords:
             if kw.arg is None or kw.arg == "metaclass":
                 self.error(node, "class keyword arguments metaclass= and ** are not allowed")
+            elif kw.arg.startswith("_"):
+                self.error(node, f'class keyword "{kw.arg}" is not allowed')
         # decorators and bases are evaluated outside the class scope
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         node.bases = [self.visit(b) for b in node.bases]
@@ -459,8 +481,9 @@ class PtcTransformer(RestrictingNodeTransformer):
         """Pattern values/classes stay native dotted names; check each part."""
         while isinstance(node, ast.Attribute):
             self.check_attr(node, node.attr, store=False)
-            if is_private(node.attr):
-                self.error(node, f'private attribute "{node.attr}" is not allowed in a pattern')
+            if is_private(node.attr) or node.attr in VALUE_CHECKED_ATTRS:
+                # a value pattern hands the value to the subject's __eq__
+                self.error(node, f'attribute "{node.attr}" is not allowed in a pattern')
             node = node.value
         if isinstance(node, ast.Name):
             self.visit_Name(node)
@@ -477,7 +500,7 @@ class PtcTransformer(RestrictingNodeTransformer):
             elif isinstance(sub, ast.MatchClass):
                 self._check_dotted(sub.cls)
                 for attr in sub.kwd_attrs:
-                    if attr.startswith("_") or attr in RESTRICTED_ATTRS:
+                    if attr.startswith("_") or attr in NOT_NATIVE_ATTRS:
                         self.error(sub, f'attribute "{attr}" is not allowed in a class pattern')
 
     # -- module -----------------------------------------------------------------------
