@@ -35,7 +35,6 @@ def test_bad_timeouts_are_usage_errors(tmp_path: Path, timeout: str) -> None:
     assert run(b"print(1)", "--timeout", timeout, tmp=tmp_path).returncode == 2
 
 
-@pytest.mark.xfail(strict=True, reason="F1: the CLI's default thread runtime is escapable")
 def test_cli_default_runtime_does_not_leak_host_modules(tmp_path: Path) -> None:
     code = (
         b"import functools\ndef f(): pass\n"

@@ -34,11 +34,6 @@ print("ESCAPED", type(sys.modules["os"]).__name__)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F1: functools.update_wrapper/wraps `updated=` reads any dunder of any object "
-    "(tool.__globals__) and merges it into the snippet's globals: real sys/os",
-)
 @pytest.mark.parametrize("code", [GLOBALS_VIA_UPDATE_WRAPPER, GLOBALS_VIA_WRAPS])
 async def test_update_wrapper_cannot_merge_host_globals(
     runtime: Any, tools: Any, code: str
@@ -80,22 +75,12 @@ print("LOOP", type(q._get_loop()).__name__)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F2: typing.ABCMeta is a metaclass handed to snippets; a descriptor named "
-    "_ptc_private_ok_ forges private_ok() -> raw private getattr -> event loop "
-    "(ThreadRuntime: loop.subprocess_exec runs shell commands on the host)",
-)
 async def test_private_ok_cannot_be_forged(runtime: Any, tools: Any) -> None:
     result = await run(runtime, tools, EVENT_LOOP_VIA_FORGED_PRIVATE_OK)
     assert "LOOP" not in result.stdout
     assert result.return_code == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F2: typing.ABCMeta(name, bases, ns) is 3-argument type(): arbitrary dunders",
-)
 @pytest.mark.parametrize(
     "code",
     [
@@ -110,11 +95,6 @@ async def test_abcmeta_cannot_build_classes_with_arbitrary_dunders(
     assert result.return_code == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F4: uuid.Enum is the real enum.Enum (not the checked sandbox subclass): "
-    "functional API accepts dunder names such as __del__",
-)
 async def test_uuid_enum_functional_api_refuses_dunders(runtime: Any, tools: Any) -> None:
     code = "import uuid\nE = uuid.Enum('E', {'A': 1, '__del__': lambda s: None})\nprint('MADE')"
     result = await run(runtime, tools, code)

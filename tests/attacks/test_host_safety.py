@@ -29,11 +29,6 @@ cycle.append(cycle)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F2/F4: a class with __del__ (typing.ABCMeta or uuid.Enum) runs snippet code "
-    "in the host's garbage collector, on a host thread, after the time limit",
-)
 async def test_thread_snippet_code_never_runs_in_host_gc(
     make_runtime: Any, runtime_name: str, tools: Any
 ) -> None:

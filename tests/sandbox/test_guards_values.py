@@ -100,7 +100,7 @@ def test_match_args_with_value_checked_names_are_refused(sandbox_run: Callable) 
         "import typing\nclass M(typing.Type[int]): pass",
         "import enum\nclass E(enum.Enum):\n    A = 1\ntype(E)",
         "import typing\ntype(typing.Protocol)",
-        "import fractions\ntype(fractions.Fraction)",
+        "import collections\ntype(collections.ChainMap)",
         "getattr(holder, 'meta')",
         "holder.meta",
         "import dataclasses\ndataclasses.fields(host_dc)[0].type",

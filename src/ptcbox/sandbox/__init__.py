@@ -12,15 +12,19 @@ code objects, tracebacks, generator/coroutine internals, the event loop, dunder 
 private attributes of objects they did not create, ``str.format``-style attribute
 traversal, modules outside the allowlist (nor the real module objects of allowed ones),
 or change modules and classes shared with the host; ``eval``/``exec``/``open``/
-``globals``/``vars``/3-argument ``type`` are not builtins (see
-:data:`EXCLUDED_BUILTINS` and :data:`EXCLUDED_MODULES` for every exclusion and why).
+``globals``/``vars``/3-argument ``type`` are not builtins, and no metaclass (a 3-argument
+``type`` by another name) is reachable (see :data:`EXCLUDED_BUILTINS` and
+:data:`EXCLUDED_MODULES` for every exclusion and why). Guards judge the value they hand out
+(``str.format`` through a str subclass or ``super()`` is still ``str.format``), and a module
+re-exporting another's object gets the same replacement as the object's home module.
 
 What the thread runtime cannot guarantee: the size guards stop the common one-call
 bombs (``10 ** 10 ** 8``, ``"a" * 10 ** 10``, ``s.ljust(10 ** 10)``, ``bytes(n)``,
 ``math.factorial(n)``, huge format widths ...) before they start, and a pure-Python loop
 is interrupted at the next bytecode, but a single C call that holds the GIL (a
-pathological regular expression, ``int(Decimal("1e999999999"))``, sorting a huge list)
-runs to its end, and memory in general is not bounded (``list(range(10 ** 10))``).
+pathological regular expression, ``int(Decimal("1e999999999"))`` or its positional
+formatting ``f"{Decimal('1e999999999'):f}"``, sorting a huge list) runs to its end,
+and memory in general is not bounded (``list(range(10 ** 10))``).
 Use ``SubprocessRuntime`` for untrusted code where that matters: it kills the process
 at the deadline and enforces ``max_memory_bytes``/``max_cpu_seconds`` with rlimits.
 """

@@ -6,6 +6,7 @@ import builtins
 import operator
 import types
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation, ToolError
@@ -132,7 +133,7 @@ class _TypeMeta(type):
                 "statement (type(obj) with one argument works)"
             )
         tp = type(args[0])
-        if tp is type:
+        if tp is type or tp is SizedConstructor:  # type(bytes) is type, as outside
             return cls
         sized = cls._ptc_sized.get(tp)
         if sized is not None:
@@ -164,46 +165,63 @@ SizedCheck = Callable[
 
 
 def _sized_base(real: type, kind: str, check: SizedCheck) -> type:
-    """The class a snippet's ``class B(bytes)`` really derives from: the builtin with its
+    """The class a snippet's ``class B(bytes)`` really derives from: the real class with its
     size argument checked (``B(10**10)`` would otherwise allocate in one C call)."""
     ns: dict[str, Any] = {
         "__slots__": (),
-        "__module__": "builtins",
+        "__module__": real.__module__,
         "__qualname__": kind,
         "__doc__": real.__doc__,
     }
-    if real is bytes:
-
-        def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:  # noqa: N807
-            args, kwargs = check(kind, args, kwargs)
-            return bytes.__new__(cls, *args, **kwargs)
-
-        ns["__new__"] = __new__
-    else:  # bytearray allocates in __init__
+    if real is bytearray:  # allocates in __init__
 
         def __init__(self: bytearray, *args: Any, **kwargs: Any) -> None:  # noqa: N807
             args, kwargs = check(kind, args, kwargs)
             bytearray.__init__(self, *args, **kwargs)
 
         ns["__init__"] = __init__
+    else:
+
+        def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:  # noqa: N807
+            args, kwargs = check(kind, args, kwargs)
+            return real.__new__(cls, *args, **kwargs)
+
+        ns["__new__"] = __new__
     cls = type(kind, (real,), ns)
-    PLAIN_BASES.add(cls)  # no private attributes: snippet subclasses keep theirs
+    if real.__module__ == "builtins" and real in PLAIN_BASES:
+        PLAIN_BASES.add(cls)  # no private attributes: snippet subclasses keep theirs
     return cls
 
 
 class SizedConstructor:
-    """``bytes``/``bytearray`` with the size argument checked; otherwise the real class.
+    """A class whose constructor can build a huge object in one call (``bytes(n)``,
+    ``Fraction("1e999999999")``), with its arguments checked; otherwise the real class.
 
     ``isinstance``/``issubclass``/``==`` work as with the real class; a snippet class
-    statement subclassing it derives from a checked subclass of the real class.
+    statement subclassing it derives from a checked subclass of the real class;
+    ``type(obj)`` of an instance answers this object (see ``_TypeMeta``).
+
+    Args:
+        real: The real class.
+        kind: Its name, for messages.
+        check: ``check(kind, args, kwargs)`` raises or returns the normalised arguments.
+        public: Attribute names handed out from the real class (``None``: every public
+            name).
     """
 
-    __slots__ = ("_base", "_check", "_kind", "_real")
+    __slots__ = ("_base", "_check", "_kind", "_public", "_real")
 
-    def __init__(self, real: type, kind: str, check: SizedCheck) -> None:
+    def __init__(
+        self,
+        real: type,
+        kind: str,
+        check: SizedCheck,
+        public: frozenset[str] | None = frozenset({"fromhex", "maketrans"}),
+    ) -> None:
         object.__setattr__(self, "_real", real)
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_check", check)
+        object.__setattr__(self, "_public", public)
         object.__setattr__(self, "_base", _sized_base(real, kind, check))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -229,7 +247,8 @@ class SizedConstructor:
         return repr(self._real)
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("fromhex", "maketrans"):
+        public = self._public
+        if (name in public) if public is not None else not name.startswith("_"):
             return getattr(self._real, name)
         raise AttributeError(f"type object {self._kind!r} has no attribute {name!r}")
 
@@ -338,6 +357,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
         real: SizedConstructor(real, real.__name__, limits.check_sized_constructor)
         for real in (bytes, bytearray)
     }
+    sized[Fraction] = SizedConstructor(Fraction, "Fraction", limits.check_fraction, None)
     b.update({"bytes": sized[bytes], "bytearray": sized[bytearray]})
     b.update(
         {

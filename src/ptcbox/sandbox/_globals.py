@@ -37,7 +37,9 @@ def _limits(max_int_bits: int, max_repeat_bytes: int) -> Limits:
 
 
 @functools.lru_cache(maxsize=32)
-def _base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
+def base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
+    """The builtins shared by executions with these limits (``print``/``__import__`` are
+    added per execution). Treat as read-only."""
     return make_base_builtins(_limits(max_int_bits, max_repeat_bytes))
 
 
@@ -116,11 +118,14 @@ def build_globals(
             (``_x_``-style names and dunders other than ``__doc__``).
     """
     if policy.restricted:
-        base = _base_builtins(policy.max_int_bits, policy.max_repeat_bytes)
+        base = base_builtins(policy.max_int_bits, policy.max_repeat_bytes)
         b = base.copy()
         b["print"] = _make_print(stdout, stderr, base["_getattr_"])
         b["__import__"] = ImportHook(
-            policy.allowed_imports, _limits(policy.max_int_bits, policy.max_repeat_bytes), sleep
+            policy.allowed_imports,
+            _limits(policy.max_int_bits, policy.max_repeat_bytes),
+            sleep,
+            base,
         )
         g: dict[str, Any] = {
             "__name__": "__main__",

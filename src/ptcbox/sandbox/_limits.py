@@ -17,6 +17,7 @@ import math
 import operator
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
@@ -28,6 +29,8 @@ __all__ = ["Limits", "as_index"]
 _PERCENT_FIELD: Final = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _BYTE_PERCENT_FIELD: Final = re.compile(rb"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _DIGITS: Final = re.compile(r"\d+")
+_EXPONENT: Final = re.compile(r"[eE]([-+]?\d[\d_]*)\s*\Z")
+_LOG2_10: Final = math.log2(10)
 _log2 = math.log2
 
 
@@ -267,6 +270,21 @@ class Limits:
                     self.repeat_bytes(f"{kind}(n)", n)
                     return (n, *args[1:])
         return args
+
+    def check_fraction(
+        self, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``Fraction("1e999999999")`` computes ``10 ** exponent`` in one C call (as does
+        ``Fraction(Decimal("1e999999999"))``): check the exponent's size first."""
+        value = args[0] if args else kwargs.get("numerator")
+        if isinstance(value, str):
+            found = _EXPONENT.search(value)
+            if found is not None:
+                exponent = int(found.group(1))  # int()'s own digit limit applies
+                self.int_bits("Fraction", abs(exponent) * _LOG2_10)
+        elif isinstance(value, Decimal) and value.is_finite():
+            self.int_bits("Fraction", abs(value.adjusted()) * _LOG2_10)
+        return args, kwargs
 
     def check_decimal_precision(self, prec: Any) -> Any:
         """A decimal context precision (digits) must stay within max_int_bits."""

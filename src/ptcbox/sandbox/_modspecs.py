@@ -2,56 +2,21 @@
 
 from __future__ import annotations
 
-import enum
-import functools
 import math
 import random as _random
 import types
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from ptcbox.errors import PolicyViolation
-from ptcbox.sandbox._limits import Limits, as_index
-from ptcbox.sandbox._owner import register_class, require_owned
+from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._modspecs_text import TEXT_SPECS
+from ptcbox.sandbox._modspecs_types import TYPE_SPECS
 from ptcbox.sandbox._proxy import freeze
+from ptcbox.sandbox._specbase import Attrs, ModuleContext, Spec
+from ptcbox.sandbox._specbase import ix as _ix
+from ptcbox.sandbox._specbase import only as _only
+from ptcbox.sandbox._specbase import public as _public
 
-__all__ = ["MODULE_SPECS", "ModuleContext"]
-
-Attrs = dict[str, Any]
-Spec = Callable[[types.ModuleType, "ModuleContext"], tuple[Attrs, dict[str, str]]]
-
-
-@dataclass(frozen=True, slots=True)
-class ModuleContext:
-    """What restricted module builders need: the limits and the sleep hook."""
-
-    limits: Limits
-    sleep: Callable[[float], None] | None
-
-
-def _ix(value: Any) -> int:
-    """An int argument, normalised once (``__index__`` read a single time).
-
-    Raises:
-        TypeError: ``value`` is not an integer.
-    """
-    n = as_index(value)
-    if n is None:
-        raise TypeError(f"{type(value).__name__!r} object cannot be interpreted as an integer")
-    return n
-
-
-def _public(module: types.ModuleType, skip: set[str] | frozenset[str] = frozenset()) -> Attrs:
-    return {
-        k: freeze(v)
-        for k, v in vars(module).items()
-        if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType)
-    }
-
-
-def _only(module: types.ModuleType, names: tuple[str, ...]) -> Attrs:
-    return {n: getattr(module, n) for n in names if hasattr(module, n)}
+__all__ = ["MODULE_SPECS", "PER_EXECUTION", "ModuleContext"]
 
 
 # -- math -------------------------------------------------------------------------------
@@ -280,130 +245,18 @@ def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[
     return attrs, {}
 
 
-# -- functools / dataclasses / typing: decorators that change their argument ------------
-
-
-def _functools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    attrs = _public(module)
-
-    def update_wrapper(wrapper: Any, wrapped: Any, *args: Any, **kwargs: Any) -> Any:
-        """functools.update_wrapper -- sandboxed: ``wrapper`` must be the snippet's own."""
-        require_owned(wrapper, "functools.update_wrapper")
-        return functools.update_wrapper(wrapper, wrapped, *args, **kwargs)
-
-    def wraps(
-        wrapped: Any,
-        assigned: Any = functools.WRAPPER_ASSIGNMENTS,
-        updated: Any = functools.WRAPPER_UPDATES,
-    ) -> Callable[[Any], Any]:
-        """functools.wraps -- sandboxed: the decorated function must be the snippet's own."""
-
-        def decorator(wrapper: Any) -> Any:
-            return update_wrapper(wrapper, wrapped, assigned, updated)
-
-        return decorator
-
-    def total_ordering(cls: Any) -> Any:
-        """functools.total_ordering -- sandboxed: only for the snippet's own classes."""
-        require_owned(cls, "functools.total_ordering")
-        return functools.total_ordering(cls)
-
-    attrs.update(update_wrapper=update_wrapper, wraps=wraps, total_ordering=total_ordering)
-    return attrs, {}
-
-
-def _dataclasses(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    attrs = _public(module)
-    real = module.dataclass
-
-    def dataclass(cls: Any = None, /, **kwargs: Any) -> Any:
-        """dataclasses.dataclass -- sandboxed: only for the snippet's own classes."""
-
-        def wrap(c: Any) -> Any:
-            require_owned(c, "@dataclass")
-            result = real(c, **kwargs)
-            register_class(result)  # slots=True builds a new class
-            return result
-
-        return wrap if cls is None else wrap(cls)
-
-    attrs["dataclass"] = dataclass
-    return attrs, {}
-
-
-def _typing(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    attrs = _public(module, {"re", "io"})
-    real_checkable = module.runtime_checkable
-    real_final = module.final
-
-    def runtime_checkable(cls: Any) -> Any:
-        """typing.runtime_checkable -- sandboxed: only for the snippet's own protocols."""
-        require_owned(cls, "@runtime_checkable")
-        return real_checkable(cls)
-
-    def final(f: Any) -> Any:
-        """typing.final -- sandboxed: only for the snippet's own classes and functions."""
-        require_owned(f, "@final")
-        return real_final(f)
-
-    attrs.update(runtime_checkable=runtime_checkable, final=final)
-    return attrs, {"re": "deprecated alias module", "io": "deprecated alias module"}
-
-
 def _string(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     return _public(module, {"Formatter"}), {}
 
 
-def _enum_member_names(names: Any) -> list[Any]:
-    if isinstance(names, str):
-        return names.replace(",", " ").split()
-    if isinstance(names, Mapping):
-        return list(names)
-    out: list[Any] = []
-    for item in names:
-        out.append(item if isinstance(item, str) else item[0])
-    return out
-
-
-def _checked_create(
-    cls: Any, class_name: Any, names: Any, /, *, module: Any = None, **kwargs: Any
-) -> Any:
-    """The Enum functional API (``Enum("Color", "RED GREEN")``) without special names.
-
-    Left alone it turns ``{"__del__": f}`` or ``{"__match_args__": ...}`` into class
-    attributes; ``__del__`` would run snippet code at garbage collection.
-    """
-    if not isinstance(names, str):
-        names = list(names.items()) if isinstance(names, Mapping) else list(names)
-    for name in _enum_member_names(names):
-        if not isinstance(name, str) or name.startswith("_"):
-            raise PolicyViolation(
-                f"enum member name {name!r} is not allowed (names starting with '_')"
-            )
-    return enum.EnumType._create_(  # type: ignore[attr-defined]
-        cls, class_name, names, module=module or "__main__", **kwargs
-    )
-
-
-_ENUM_BASES = ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag")
-
-
-@functools.cache
-def _enum_classes() -> dict[str, type]:
-    """Sandbox subclasses of the Enum bases whose functional API checks member names."""
-    out: dict[str, type] = {}
-    for name in _ENUM_BASES:
-        real = getattr(enum, name)
-        cls = enum.EnumType(name, (real,), enum.EnumType.__prepare__(name, (real,)))
-        type.__setattr__(cls, "_create_", classmethod(_checked_create))
-        type.__setattr__(cls, "__module__", "enum")
-        out[name] = cls
-    return out
-
-
-def _enum(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    attrs = _public(module, {"EnumType", "EnumMeta", "global_enum", "ReprEnum"})
-    attrs.update(_enum_classes())
+def _fractions(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    """fractions.Fraction is the sandbox's checked stand-in (see ``SizedConstructor``), the
+    same object ``type(Fraction(1))`` answers."""
+    attrs = _public(module)
+    sized = getattr(ctx.builtins.get("type"), "_ptc_sized", None) or {}
+    checked = sized.get(module.Fraction)
+    if checked is not None:
+        attrs["Fraction"] = checked
     return attrs, {}
 
 
@@ -411,6 +264,7 @@ def _itertools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dic
     lim = ctx.limits
     attrs = _public(module)
     real_product = module.product
+    real_tee = module.tee
 
     def product(*iterables: Any, repeat: int = 1) -> Any:
         """itertools.product -- sandboxed: ``repeat`` copies of the pools are size-checked."""
@@ -419,7 +273,13 @@ def _itertools(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dic
             lim.repeat_bytes("itertools.product", times * max(len(iterables), 1) * 8)
         return real_product(*iterables, repeat=times)
 
-    attrs["product"] = product
+    def tee(iterable: Any, n: int = 2, /) -> Any:
+        """itertools.tee -- sandboxed: the n iterators are size-checked."""
+        count = _ix(n)
+        lim.repeat_bytes("itertools.tee", count * 64)
+        return real_tee(iterable, count)
+
+    attrs.update(product=product, tee=tee)
     return attrs, {}
 
 
@@ -434,13 +294,15 @@ MODULE_SPECS: dict[str, Spec] = {
     "time": _time,
     "asyncio": _asyncio,
     "decimal": _decimal,
-    "functools": _functools,
-    "dataclasses": _dataclasses,
-    "typing": _typing,
     "string": _string,
-    "enum": _enum,
     "itertools": _itertools,
+    "fractions": _fractions,
     "hashlib": _hashlib,
+    **TYPE_SPECS,
+    **TEXT_SPECS,
 }
 """Module name -> builder of its restricted attributes (others expose all public,
 non-module attributes, with mutable containers frozen)."""
+
+PER_EXECUTION: frozenset[str] = frozenset({"random"})
+"""Modules whose view holds per-execution state (built per import hook, never shared)."""

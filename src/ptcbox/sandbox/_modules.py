@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ptcbox.sandbox._builtins import EXCLUDED_BUILTINS
 from ptcbox.sandbox._limits import Limits
-from ptcbox.sandbox._modspecs import MODULE_SPECS, ModuleContext
+from ptcbox.sandbox._modspecs import MODULE_SPECS, PER_EXECUTION, ModuleContext
 from ptcbox.sandbox._proxy import ModuleProxy, freeze, make_proxy
+from ptcbox.sandbox._vet import SpecCache, vet
 
 __all__ = ["EXCLUDED_MODULES", "ImportHook"]
 
@@ -60,6 +63,15 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "typing.dataclass_transform": "changes functions and classes shared with the host",
         "typing.clear_overloads": "clears a registry shared with the host",
         "typing.reveal_type": "writes to the host's stderr",
+        "typing.get_overloads": "reads typing's process-wide overload registry (functions of "
+        "the host and of other executions)",
+        "typing.no_type_check_decorator": "its decorators change functions shared with the host",
+        "typing.ABCMeta": "a metaclass: calling it builds a class from arbitrary (dunder) names",
+        "typing.NamedTupleMeta": "a metaclass: calling it builds a class from arbitrary names",
+        "collections.UserString": "its methods run str operations (padding, replace, *) in "
+        "host code, past the sandbox's size checks; subclass str instead",
+        "collections.UserList": "its methods run list repetition in host code, past the "
+        "sandbox's size checks; subclass list instead",
         "dataclasses.make_dataclass": "creates classes from a dict of arbitrary (dunder) names",
         "decimal.getcontext": "the thread's context is shared with other executions; use "
         "decimal.localcontext(prec=...)",
@@ -77,6 +89,10 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "time.tzset": "changes the process time zone",
         "time.clock_settime": "sets the system clock",
         "time.clock_settime_ns": "sets the system clock",
+        "(metaclasses)": "no module view hands out a metaclass (typing.ABCMeta, EnumType, "
+        "...) and type() refuses them: calling one is a 3-argument type()",
+        "(re-exports)": "an object re-exported by another module (uuid.Enum, statistics.mul, "
+        "uuid.bytes_, dataclasses.FunctionType ...) is replaced or left out as in its home",
         "asyncio (other names)": "only gather, sleep, wait_for, wait, run, timeout, "
         "create_task, as_completed, Semaphore, BoundedSemaphore, Lock, Event, Queue and "
         "their exceptions are exposed: the rest reaches the event loop, threads, "
@@ -107,22 +123,47 @@ def _public_attrs(module: types.ModuleType, excluded: dict[str, str]) -> dict[st
     return attrs
 
 
-def _excluded_for(name: str) -> dict[str, str]:
+@functools.cache
+def _excluded_in(name: str) -> types.MappingProxyType[str, str]:
     prefix = name + "."
-    return {k[len(prefix) :]: v for k, v in EXCLUDED_MODULES.items() if k.startswith(prefix)}
+    found = {k[len(prefix) :]: v for k, v in EXCLUDED_MODULES.items() if k.startswith(prefix)}
+    return types.MappingProxyType(found)
 
 
-def build_module(name: str, ctx: ModuleContext, submodules: dict[str, ModuleProxy]) -> ModuleProxy:
-    """Build the proxy of ``name`` (real module imported in the host on first use)."""
+def _excluded_for(name: str) -> dict[str, str]:
+    """The excluded attributes of module ``name`` (a fresh dict)."""
+    return dict(_excluded_in(name))
+
+
+_SPECS: Final = SpecCache(MODULE_SPECS, PER_EXECUTION)
+
+
+def build_module(
+    name: str, ctx: ModuleContext, submodules: dict[str, ModuleProxy], *, shared: bool = True
+) -> ModuleProxy:
+    """Build the proxy of ``name`` (real module imported in the host on first use).
+
+    ``shared``: the proxy is cached for the process (not per execution).
+    """
     module = importlib.import_module(name)
     excluded = _excluded_for(name)
-    spec = MODULE_SPECS.get(name)
-    if spec is not None:
-        attrs, extra_excluded = spec(module, ctx)
+    if name in MODULE_SPECS:
+        attrs, extra_excluded = _SPECS.get(name, ctx)
         excluded.update(extra_excluded)
     else:
         attrs = _public_attrs(module, excluded)
     attrs = {k: v for k, v in attrs.items() if k not in excluded}
+    attrs, dropped = vet(
+        name,
+        attrs,
+        ctx,
+        specs=_SPECS,
+        shared=shared,
+        excluded_modules=EXCLUDED_MODULES,
+        excluded_for=_excluded_for,
+        builtin_reasons=EXCLUDED_BUILTINS,
+    )
+    excluded.update(dropped)
     attrs.update(submodules)
     return make_proxy(
         name, attrs, excluded=excluded, real_names=frozenset(vars(module)) - set(attrs)
@@ -142,17 +183,19 @@ class ImportHook:
         sleep: Replacement for ``time.sleep``, or ``None`` for the real one.
     """
 
-    __slots__ = ("_allowed", "_ctx", "_limits", "_local", "_sleep")
+    __slots__ = ("_allowed", "_builtins", "_ctx", "_limits", "_local", "_sleep")
 
     def __init__(
         self,
         allowed: frozenset[str],
         limits: Limits,
         sleep: Callable[[float], None] | None,
+        builtins: Mapping[str, Any] | None = None,
     ) -> None:
         self._allowed = allowed
         self._limits = limits
         self._sleep = sleep
+        self._builtins = builtins
         self._ctx: ModuleContext | None = None
         self._local: dict[str, ModuleProxy] = {}
 
@@ -165,7 +208,12 @@ class ImportHook:
     def ctx(self) -> ModuleContext:
         """Built on the first import (most executions import nothing or little)."""
         if self._ctx is None:
-            self._ctx = ModuleContext(limits=self._limits, sleep=self._sleep)
+            base = self._builtins
+            if base is None:  # the sandbox's builtins for these limits (shared, cached)
+                from ptcbox.sandbox._globals import base_builtins  # noqa: PLC0415 - cycle
+
+                base = base_builtins(self._limits.max_int_bits, self._limits.max_repeat_bytes)
+            self._ctx = ModuleContext(limits=self._limits, sleep=self._sleep, builtins=base)
         return self._ctx
 
     def __call__(
@@ -223,8 +271,8 @@ class ImportHook:
             return proxy
         subs = self._submodules(name)
         if name in self._allowed or name in _ALWAYS_ALLOWED:
-            if name in _PER_EXECUTION or (name == "time" and self._sleep is not None):
-                proxy = build_module(name, self.ctx, subs)
+            if name in PER_EXECUTION or (name == "time" and self._sleep is not None):
+                proxy = build_module(name, self.ctx, subs, shared=False)
             else:
                 key = (
                     name,
@@ -242,6 +290,3 @@ class ImportHook:
             proxy = make_proxy(name, subs)
         self._local[name] = proxy
         return proxy
-
-
-_PER_EXECUTION: Final = frozenset({"random"})
