@@ -157,3 +157,9 @@ def test_build_class_refuses_private_keywords_and_metaclass_results_at_run_time(
         _build_class(body, "E", _simple=True)
     with pytest.raises(PolicyViolation, match="metaclass"):
         _build_class(body, "M", alias)
+
+
+def test_keyword_names_must_be_plain_str(sandbox_run: Callable) -> None:
+    code = "class S(str):\n    def startswith(self, p):\n        return False\n"
+    with pytest.raises(PolicyViolation, match="keyword argument"):
+        sandbox_run(code + "dict(**{S('__class__'): 1})")

@@ -255,3 +255,42 @@ def test_functools_partial_of_the_real_update_wrapper_is_not_reachable() -> None
     from ptcbox.sandbox._modspecs_types import update_wrapper
 
     assert update_wrapper is not functools.update_wrapper
+
+
+# -- enum functional API: names read once, as plain str ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        "[(S('__del__'), 1)]",
+        "{S('__init_subclass__'): 1}",
+        "[S('__del__')]",
+    ],
+)
+def test_enum_names_cannot_lie_to_the_check(sandbox_run: Callable, names: str) -> None:
+    head = "import enum\nclass S(str):\n    def startswith(self, p):\n        return False\n"
+    with pytest.raises(PolicyViolation, match="enum member name"):
+        sandbox_run(head + f"enum.Enum('E', {names})")
+
+
+def test_enum_names_are_read_exactly_once(sandbox_run: Callable) -> None:
+    code = textwrap.dedent(
+        """
+        import enum
+        class S(str):
+            calls = 0
+            def replace(self, a, b):
+                S.calls += 1
+                return "__del__"
+        class Item:
+            calls = 0
+            def __iter__(self):
+                Item.calls += 1
+                return iter(["A" if Item.calls == 1 else "__del__", 1])
+        E = enum.Enum("E", S("X Y"))
+        F = enum.Enum("F", [Item()])
+        [[m.name for m in E], [m.name for m in F], S.calls]
+        """
+    )
+    assert sandbox_run(code).value == [["X", "Y"], ["A"], 0]

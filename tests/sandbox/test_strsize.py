@@ -52,6 +52,12 @@ N = 10**7
         f"bytes(source={N})",
         f"bytearray(source={N})",
         f"type(b'')({N})",
+        # an __index__ object that also iterates is still a count (CPython's order)
+        f"class I(int):\n    def __iter__(self):\n        return iter([1])\nbytes(I({N}))",
+        "class J:\n    def __index__(self):\n        return 10**7\n"
+        "    def __iter__(self):\n        return iter([1])\nbytearray(J())",
+        "class K:\n    def __index__(self):\n        return 10**7\n"
+        "    def __bytes__(self):\n        return b''\nbytearray(K())",
         # subclasses that lie to the checks
         f"class T(dict):\n    def values(self):\n        return []\n"
         f"('a' * 100).translate(T({{97: 'x' * {N // 100}}}))",

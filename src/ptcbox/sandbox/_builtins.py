@@ -284,8 +284,9 @@ def _build_class(func: Any, name: Any, /, *bases: Any, **kwargs: Any) -> Any:
 def _apply(func: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``f(*args, **kwargs)`` in compiled code: keyword names are checked."""
     for key in kwargs:
-        if key.startswith("__") or is_reserved(key):
-            raise PolicyViolation(f"keyword argument {key!r} is not allowed")
+        # a str subclass could answer startswith() with a lie
+        if type(key) is not str or key.startswith("__") or is_reserved(key):
+            raise PolicyViolation(f"keyword argument {str.__str__(key)!r} is not allowed")
     return func(*args, **kwargs)
 
 

@@ -258,12 +258,12 @@ class Limits:
         if args:
             first = args[0]
             tp = type(first)
+            # CPython's order: bytes() asks __bytes__ first, then __index__ (an object
+            # that also iterates is still a count); bytearray() asks __index__ first
             if tp is int or (
                 hasattr(tp, "__index__")
                 and not isinstance(first, str | bytes | bytearray)
-                and not hasattr(tp, "__bytes__")
-                and not hasattr(tp, "__iter__")
-                and not hasattr(tp, "__buffer__")
+                and (kind == "bytearray" or not hasattr(tp, "__bytes__"))
             ):
                 n = as_index(first)
                 if n is not None:

@@ -325,14 +325,21 @@ def _typing(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[s
 # -- enum ---------------------------------------------------------------------------------
 
 
-def _enum_member_names(names: Any) -> list[Any]:
+def _plain_members(names: Any) -> list[Any]:
+    """The functional API's ``names`` as a plain list read exactly once: exact ``str``
+    names, or ``(name, value)`` tuples (a str subclass or a custom item could answer the
+    check with one name and the enum with another)."""
     if isinstance(names, str):
-        return names.replace(",", " ").split()
+        return str.__str__(names).replace(",", " ").split()
     if isinstance(names, Mapping):
-        return list(names)
+        return [(k, v) for k, v in list(names.items())]
+    items = list(names)
+    if items and isinstance(items[0], str):
+        return list(items)
     out: list[Any] = []
-    for item in names:
-        out.append(item if isinstance(item, str) else item[0])
+    for item in items:
+        name, value = item
+        out.append((name, value))
     return out
 
 
@@ -344,15 +351,16 @@ def _checked_create(
     Left alone it turns ``{"__del__": f}`` or ``{"__match_args__": ...}`` into class
     attributes; ``__del__`` would run snippet code at garbage collection.
     """
-    if not isinstance(names, str):
-        names = list(names.items()) if isinstance(names, Mapping) else list(names)
-    for name in _enum_member_names(names):
-        if not isinstance(name, str) or name.startswith("_"):
+    members = _plain_members(names)
+    for item in members:
+        name = item if isinstance(item, str) else item[0]
+        if type(name) is not str or name.startswith("_"):
             raise PolicyViolation(
-                f"enum member name {name!r} is not allowed (names starting with '_')"
+                f"enum member name {name!r} is not allowed (names must be plain str not "
+                "starting with '_')"
             )
     return enum.EnumType._create_(  # type: ignore[attr-defined]
-        cls, class_name, names, module=module or "__main__", **kwargs
+        cls, class_name, members, module=module or "__main__", **kwargs
     )
 
 
