@@ -7,18 +7,16 @@ runtime checks afterwards that no process, thread or file descriptor leaked.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import psutil
 import pytest
+from _leaks import no_leaks
 
 from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.errors import SessionEndedError
@@ -32,29 +30,6 @@ TRUSTED = SandboxPolicy.trusted()
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _snapshot() -> tuple[set[int], int, int]:
-    children = {child.pid for child in psutil.Process().children(recursive=True)}
-    return children, threading.active_count(), len(os.listdir("/proc/self/fd"))
-
-
-@contextlib.asynccontextmanager
-async def no_leaks() -> AsyncIterator[None]:
-    """Fail unless processes, threads and fds are back to where they were."""
-    children, threads, fds = _snapshot()
-    yield
-    deadline = time.monotonic() + 5.0
-    while True:
-        now = _snapshot()
-        extra = now[0] - children
-        if not extra and now[1] <= threads and now[2] <= fds:
-            return
-        if time.monotonic() > deadline:
-            pytest.fail(
-                f"leaked: processes {extra}, threads {now[1]}/{threads}, fds {now[2]}/{fds}"
-            )
-        await anyio.sleep(0.02)
 
 
 async def _gone(pid: int, within: float = 5.0) -> bool:

@@ -5,20 +5,18 @@ After each test no process, thread or file descriptor of the runtime is left.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import psutil
 import pytest
+from _leaks import no_leaks, snapshot
 
 from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.errors import RuntimeClosedError
@@ -32,29 +30,6 @@ TRUSTED = SandboxPolicy.trusted()
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _snapshot() -> tuple[set[int], int, int]:
-    children = {child.pid for child in psutil.Process().children(recursive=True)}
-    return children, threading.active_count(), len(os.listdir("/proc/self/fd"))
-
-
-@contextlib.asynccontextmanager
-async def no_leaks() -> AsyncIterator[None]:
-    """Fail unless processes, threads and fds are back to where they were."""
-    children, threads, fds = _snapshot()
-    yield
-    deadline = time.monotonic() + 5.0
-    while True:
-        now = _snapshot()
-        extra = now[0] - children
-        if not extra and now[1] <= threads and now[2] <= fds:
-            return
-        if time.monotonic() > deadline:
-            pytest.fail(
-                f"leaked: processes {extra}, threads {now[1]}/{threads}, fds {now[2]}/{fds}"
-            )
-        await anyio.sleep(0.02)
 
 
 def _alive(pid: int) -> bool:
@@ -220,7 +195,7 @@ async def test_a_dead_template_is_restarted() -> None:
 
 def test_runtime_moves_to_a_new_event_loop() -> None:
     """``anyio.run`` twice with one runtime (what a sync facade may do)."""
-    before = _snapshot()[0]  # processes of other tests (e.g. execute()'s shared runtime)
+    before = snapshot()[0]  # processes of other tests (e.g. execute()'s shared runtime)
     runtime = SubprocessRuntime()
 
     async def once(n: int) -> Any:
@@ -230,7 +205,7 @@ def test_runtime_moves_to_a_new_event_loop() -> None:
     assert anyio.run(once, 2) == 4
     anyio.run(runtime.aclose)
     deadline = time.monotonic() + 5.0
-    while (extra := _snapshot()[0] - before) and time.monotonic() < deadline:
+    while (extra := snapshot()[0] - before) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not extra, f"leaked processes: {extra}"
 
