@@ -50,6 +50,31 @@ def _status(pid: int) -> tuple[bytes, bool]:
     return state, pending or seen < 2
 
 
+def _asleep(stat_fd: int) -> bool | None:
+    """From ``/proc/<pid>/stat`` (kept open): ``True`` when the process is asleep.
+
+    An idle worker sleeps in ``recv``. A sleeping process has no stop or kill signal
+    pending: sending one wakes it (the state is ``R`` by the time ``kill`` returns)
+    until it stops (``T``) or exits. ``False``: gone; ``None``: awake or unreadable,
+    so ask :func:`_process_runnable`. One ``pread`` of an open descriptor, which keeps
+    naming this process even after its pid is reused (reads then fail with ``ESRCH``).
+    """
+    try:
+        data = os.pread(stat_fd, 1024, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return None
+    fields = data.rpartition(b")")[2].split()
+    try:
+        state, flags = fields[0], int(fields[6])
+    except (IndexError, ValueError):
+        return None
+    if state in (b"S", b"I", b"D") and not flags & _PF_EXITING:
+        return True
+    return None
+
+
 def _process_runnable(pid: int) -> bool:
     """Whether the process is alive, not stopped and has no stop signal pending."""
     state, pending = _status(pid)
@@ -66,6 +91,20 @@ def _process_runnable(pid: int) -> bool:
         if flags & _PF_EXITING:
             return False
     return not pending and state.decode() in _RUNNABLE_STATES
+
+
+def _open_stat(pid: int, pidfd: int | None) -> int | None:
+    """Open ``/proc/<pid>/stat``; ``None`` unless it surely is this worker's."""
+    if pidfd is None:
+        return None  # nothing tells whether the pid still names the worker
+    try:
+        stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if select.select([pidfd], [], [], 0)[0]:  # it had exited: the pid may be another's
+        os.close(stat_fd)
+        return None
+    return stat_fd
 
 
 class WorkerHandle:
@@ -92,6 +131,7 @@ class WorkerHandle:
         "_in_use",
         "_lock",
         "_pidfd",
+        "_stat_fd",
         "_waiters",
         "cpu_seconds",
         "exit_code",
@@ -108,6 +148,7 @@ class WorkerHandle:
         self.pid = pid
         self.sock = sock
         self._pidfd = pidfd
+        self._stat_fd = _open_stat(pid, pidfd)
         self.cpu_seconds = 0.0
         self.max_rss_bytes = 0
         self.oom_killed = False
@@ -141,6 +182,12 @@ class WorkerHandle:
         """Whether it is alive and not stopped (``SIGSTOP``, traced): fit to hand out."""
         if self.exited:
             return False
+        with self._lock:
+            stat_fd = self._stat_fd
+            if stat_fd is not None:
+                asleep = _asleep(stat_fd)
+                if asleep is not None:
+                    return asleep
         alive = _process_runnable(self.pid)  # a stop signal just sent is still pending
         with self._lock:  # a pidfd is readable once the process exited: then the stat
             pidfd = self._pidfd  # just read may be of another process with its pid
@@ -155,6 +202,13 @@ class WorkerHandle:
                 self._close_requested = True
                 return
         self.sock.close()
+        self._close_stat()
+
+    def _close_stat(self) -> None:
+        with self._lock:
+            stat_fd, self._stat_fd = self._stat_fd, None
+        if stat_fd is not None:
+            os.close(stat_fd)
 
     def enter(self) -> None:
         """Mark the socket as served by the calling thread (which then owns closing it)."""
@@ -168,6 +222,7 @@ class WorkerHandle:
             close = self._close_requested
         if close:
             self.sock.close()
+            self._close_stat()
 
     def set_exit(self, sig: int | None, code: int | None) -> None:
         """Record the exit status the template reported (``None``s: unknown)."""
@@ -176,6 +231,7 @@ class WorkerHandle:
             pidfd, self._pidfd = self._pidfd, None
         if pidfd is not None:
             os.close(pidfd)
+        self._close_stat()
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(None)
