@@ -335,7 +335,19 @@ class WorkerPool:
         raise error
 
     def release(self, worker: WorkerHandle) -> None:
-        """Kill a worker that is done with and close its socket; refill the pool."""
+        """Kill a worker that is done with and close its socket; refill the pool.
+
+        Done on the loop's next iteration when the loop runs, so that the result of
+        the execution reaches its caller first (the worker exits after its ``done``
+        anyway; the kill makes sure of it).
+        """
+        loop = self._loop
+        if loop is not None and loop.is_running():
+            loop.call_soon(self._release_now, worker)
+        else:
+            self._release_now(worker)
+
+    def _release_now(self, worker: WorkerHandle) -> None:
         worker.kill()
         worker.close()
         if not self.closed:
