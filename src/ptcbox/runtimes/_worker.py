@@ -10,8 +10,10 @@ processes), a Landlock ruleset (:mod:`ptcbox.runtimes._worker_landlock`: writes 
 its directory, reads only what Python needs, no access to other processes), a seccomp
 filter against process creation, ``execve``, ``ptrace`` and other kernel interfaces
 (which binds even for root, unlike ``RLIMIT_NPROC``; without Landlock it also refuses
-``dir_fd``-relative paths), and last the audit hook. Then it waits for
-a ``run`` message, applies the policy's memory and CPU limits, compiles the snippet with
+``dir_fd``-relative paths), the audit hook, and last a rehearsal: one whole execution
+against a loopback socket pair (:func:`rehearse`), which takes the copy-on-write page
+faults of that path before the worker is handed out. Then it waits for a ``run``
+message, applies the policy's memory and CPU limits, compiles the snippet with
 the sandbox (``os_enforced_limits=True``: the OS enforces what the arithmetic guards
 would), runs it, and sends ``done``. A single-use worker exits after one run; a session
 worker keeps its globals and waits for the next.
@@ -208,7 +210,7 @@ def _setup(
         max_processes=0,
     )
     set_no_new_privs()
-    warm_up(channel, f"# worker {os.getpid()}", (policy.restricted,))
+    rehearsal = socket.socketpair()  # made before the walls, used behind them
     abi, readable = prepare_walls()
     landlocked = False
     if abi:
@@ -224,6 +226,7 @@ def _setup(
         baseline_bytes=address_space_bytes(),
     )
     gate = install_audit_hook(workdir)
+    rehearse(rehearsal, gate, policy)
     return channel, gate, policy
 
 
@@ -245,14 +248,12 @@ result = [x for x in range(5)]
 """
 
 
-def warm_up(
-    channel: WorkerChannel | None, tag: str, modes: tuple[bool, ...] = (True, False)
-) -> None:
+def warm_up(tag: str, modes: tuple[bool, ...] = (True, False)) -> None:
     """Run a representative snippet once per mode, discarding its output.
 
-    In the template this loads and warms what snippets use; in a freshly forked worker
-    it takes the copy-on-write page faults of that path before a real snippet arrives,
-    off the critical path. ``tag`` makes the source unique (a compile-cache miss);
+    The template does this once, so that what snippets use is loaded and initialised
+    before it forks any worker (each worker then rehearses a whole execution, see
+    :func:`rehearse`). ``tag`` makes the source unique (a compile-cache miss);
     ``modes`` are the ``restricted`` values to warm.
     """
     sink = _NullSink()
@@ -265,8 +266,49 @@ def warm_up(
         exec(compiled.code, namespace)
         value, _ = capped_value(namespace.get(VALUE_NAME), policy.max_output_bytes)
         encode_message({"t": "done", "value": value, "error": None}, stdlib=True)
-    if channel is not None:
-        channel.make_stub("tool", None)
+
+
+_REHEARSAL_SNIPPET = """\
+rows = tool("orders", limit=3)
+total = sum(row["amount"] for row in rows)
+print(f"{len(rows)} rows, total {total}")
+{"total": total, "ids": [row["id"] for row in rows]}
+"""
+_REHEARSAL_REPLY = [{"id": i, "amount": 1.5 * i, "name": f"row {i}"} for i in range(3)]
+
+
+def rehearse(
+    pair: tuple[socket.socket, socket.socket], gate: AuditGate, policy: SandboxPolicy
+) -> None:
+    """Run one whole execution against a loopback socket pair, then close it.
+
+    A freshly forked worker shares its memory with the template until it writes to it;
+    the first write of each page costs a copy-on-write page fault (several microseconds
+    in a virtual machine). Running the whole path of an execution once here (decoding
+    a ``run`` message, the tool stubs, the globals, compiling and running a snippet
+    that calls a tool, encoding output and ``done``), behind every wall and the audit
+    hook, takes those faults before a worker is handed out, off the critical path.
+    The reply to the rehearsal's tool call is queued in the socket beforehand, so no
+    host is involved; what the rehearsal sends is discarded with the socket.
+    """
+    ours, peer = pair
+    run = {
+        "t": "run",
+        "code": f"{_REHEARSAL_SNIPPET}# rehearsal {os.getpid()}\n",
+        "tools": [["tool", "Look rows up."]],
+        "globals": {},
+        "session": False,
+    }
+    reply = {"t": "result", "id": 1, "value": _REHEARSAL_REPLY}
+    try:
+        peer.sendall(encode_message(run) + encode_message(reply))
+        channel = WorkerChannel(ours)
+        channel.send(_run(channel.receive(), channel, gate, _State(policy)))
+    except Exception:  # a rehearsal never stops a worker from serving
+        pass
+    finally:
+        ours.close()
+        peer.close()
 
 
 class _State:

@@ -235,7 +235,7 @@ def _warm_up() -> None:
     for name in sorted(DEFAULT_ALLOWED_IMPORTS):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    warm_up(None, "# template")
+    warm_up("# template")
 
 
 def _probe_network_namespace() -> bool:
