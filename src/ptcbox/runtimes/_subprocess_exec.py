@@ -38,6 +38,7 @@ from ptcbox.runtimes._wire import (
     KIND_STDOUT,
     FrameDecoder,
     parse_message,
+    recv_soon,
 )
 from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
@@ -110,6 +111,11 @@ class HostExecution(CallHandler):
         """
         sock = self.worker.sock
         sock.setblocking(True)  # threads block; the loop passes MSG_DONTWAIT
+        # Everything the loop needs is set up before the frame goes: once it is sent,
+        # the worker may be waiting for this CPU, so the loop goes idle at once.
+        self._loop.add_reader(self._fd, self._on_readable)
+        self._reading = True
+        deadline = self._loop.call_later(timeout, self._finish, ("timeout", None))
         try:
             sent = sock.send(run_frame, socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
@@ -118,9 +124,6 @@ class HostExecution(CallHandler):
             sent = len(run_frame)  # the worker is gone: the reader sees the end of file
         if sent < len(run_frame):
             self.executor.submit(self._reply, run_frame[sent:])
-        self._loop.add_reader(self._fd, self._on_readable)
-        self._reading = True
-        deadline = self._loop.call_later(timeout, self._finish, ("timeout", None))
         try:
             outcome = await self._finished
             if outcome[0] == "eof":
@@ -227,7 +230,7 @@ class HostExecution(CallHandler):
                         return
                 if error is not None:
                     raise error
-                data = self.worker.sock.recv(_RECV_BYTES)
+                data = recv_soon(self.worker.sock, _RECV_BYTES)
                 if not data:
                     return
                 frames, error = self._split(data)

@@ -36,6 +36,7 @@ from ptcbox.runtimes._wire import (
     encode_message,
     encode_output,
     parse_message,
+    recv_soon,
 )
 
 __all__ = ["OutputSink", "WorkerChannel"]
@@ -274,7 +275,7 @@ class WorkerChannel:
             raise argument_size_error(name, size or MAX_TOOL_DATA_BYTES + 1) from None
         if loop is None:
             while call_id not in self._replies:
-                self._dispatch(self.sock.recv(_RECV_BYTES))
+                self._dispatch(recv_soon(self.sock, _RECV_BYTES))
             return _unpack(self._replies.pop(call_id), name)
         self._watch(loop)
         call = AwaitableToolCall(name, functools.partial(self._wait_reply, call_id, name))
