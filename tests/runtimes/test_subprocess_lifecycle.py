@@ -5,6 +5,7 @@ After each test no process, thread or file descriptor of the runtime is left.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -191,6 +192,45 @@ async def test_a_dead_template_is_restarted() -> None:
         result = await runtime.execute("add(a=1, b=2)", TOOLS)
         assert result.value == 3
         assert runtime._pool._proc is not None and runtime._pool._proc.pid != template.pid
+
+
+@pytest.mark.parametrize("then", ["another loop", "aclose"])
+def test_a_worker_released_as_the_loop_stops_is_still_killed_and_closed(then: str) -> None:
+    """A finished worker is released on the loop's next iteration; when the loop stops
+    and closes first, the next loop or ``aclose`` does it: no worker and no host socket
+    is left behind."""
+    runtime = SubprocessRuntime()
+    used: list[int] = []
+
+    async def once() -> Any:
+        result = await runtime.execute("add(a=1, b=2)", TOOLS)
+        used.extend(w.pid for w in runtime._pool._workers.values() if w not in runtime._pool._idle)
+        return result.value
+
+    async def once_then_stop() -> Any:
+        value = await once()
+        asyncio.get_running_loop().stop()  # before the iteration that would release it
+        return value
+
+    loop = asyncio.new_event_loop()
+    try:
+        task = loop.create_task(once_then_stop())
+        loop.run_forever()
+        assert task.result() == 3
+    finally:
+        loop.close()
+    workers = [runtime._pool._workers[pid] for pid in used]
+    assert runtime._pool._releasing == set(workers) and len(workers) == 1
+    if then == "another loop":
+        assert asyncio.run(once()) == 3
+        assert not runtime._pool._releasing
+        asyncio.run(runtime.aclose())
+    else:
+        asyncio.run(runtime.aclose())
+    assert not runtime._pool._releasing
+    for worker in workers:
+        assert worker.killed or worker.exited
+        assert worker.sock.fileno() == -1
 
 
 def test_runtime_moves_to_a_new_event_loop() -> None:

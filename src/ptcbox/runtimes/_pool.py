@@ -86,6 +86,7 @@ class WorkerPool:
         self._requested = 0
         self._workers: dict[int, WorkerHandle] = {}
         self._busy = 0
+        self._releasing: set[WorkerHandle] = set()  # released, awaiting the next iteration
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self.closed = False
         _LIVE_POOLS.add(self)
@@ -105,6 +106,8 @@ class WorkerPool:
             return loop
         if old is not None and old.is_running():
             raise RuntimeError("this SubprocessRuntime is in use by another event loop")
+        for worker in list(self._releasing):  # the old loop stopped before releasing them
+            self._release_now(worker)
         if old is not None and self._ctl is not None and not old.is_closed():
             old.remove_reader(self._ctl.fileno())
         self._loop = loop
@@ -343,11 +346,13 @@ class WorkerPool:
         """
         loop = self._loop
         if loop is not None and loop.is_running():
+            self._releasing.add(worker)  # done at once if the loop stops first
             loop.call_soon(self._release_now, worker)
         else:
             self._release_now(worker)
 
     def _release_now(self, worker: WorkerHandle) -> None:
+        self._releasing.discard(worker)
         worker.kill()
         worker.close()
         if not self.closed:
@@ -400,6 +405,8 @@ class WorkerPool:
         if self.closed:
             return
         self.closed = True
+        for worker in list(self._releasing):
+            self._release_now(worker)
         for worker in list(self._workers.values()):
             worker.kill()
         while self._idle:
