@@ -83,6 +83,38 @@ async def test_no_state_survives_between_executions() -> None:
         assert second.value == [False, False]
 
 
+async def test_the_rehearsal_leaves_nothing_behind_for_the_first_execution() -> None:
+    """Each worker rehearses a whole execution before it is handed out (see
+    ``_worker.rehearse``): its snippet's names, tool, output and tool call, and its
+    loopback socket pair, are gone when the first real snippet runs."""
+    probe = (
+        "seen = []\n"
+        "try:\n    rows\n    seen.append('rows')\nexcept NameError:\n    pass\n"
+        "try:\n    total\n    seen.append('total')\nexcept NameError:\n    pass\n"
+        "try:\n    tool\n    seen.append('tool')\nexcept NameError:\n    pass\n"
+        "seen"
+    )
+    sockets = (
+        "import os, stat\n"
+        "found = []\n"
+        "for name in os.listdir('/proc/self/fd'):\n"
+        "    try:\n"
+        "        if stat.S_ISSOCK(os.fstat(int(name)).st_mode):\n"
+        "            found.append(name)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "len(found)"
+    )
+    async with no_leaks(), SubprocessRuntime() as runtime:
+        result = await runtime.execute(probe, TOOLS)
+        assert (result.value, result.error) == ([], None)
+        assert (result.stdout, result.stderr, result.tool_calls) == ("", "", ())
+        called = await runtime.execute("add(a=2, b=3)", TOOLS)  # call ids start afresh
+        assert called.value == 5 and [c.name for c in called.tool_calls] == ["add"]
+    async with no_leaks(), SubprocessRuntime(TRUSTED) as runtime:
+        assert (await runtime.execute(sockets, TOOLS)).value == 1  # the host's socket only
+
+
 async def test_tool_results_cross_as_json_converted_deterministically() -> None:
     async with no_leaks(), SubprocessRuntime() as runtime:
         result = await runtime.execute("r = odd_result()\n[r, add(2**70, 1)]", TOOLS)

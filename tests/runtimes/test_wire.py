@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import struct
+import threading
+import time
 
 import pytest
 
@@ -18,6 +21,7 @@ from ptcbox.runtimes._wire import (
     encode_output,
     field,
     parse_message,
+    recv_soon,
     reply_frame,
 )
 
@@ -124,3 +128,40 @@ def test_field_checks_types() -> None:
         field(message, "id", int)
     with pytest.raises(WireProtocolError, match="lacks field"):
         field(message, "args", list)
+
+
+@pytest.mark.parametrize("spin_seconds", [0.0, 0.0002, 0.05])
+def test_recv_soon_returns_what_is_there(spin_seconds: float) -> None:
+    ours, peer = socket.socketpair()
+    with ours, peer:
+        peer.sendall(b"abc")
+        assert recv_soon(ours, 10, spin_seconds) == b"abc"
+        peer.close()
+        assert recv_soon(ours, 10, spin_seconds) == b""  # the end of the stream
+
+
+@pytest.mark.parametrize("spin_seconds", [0.0, 0.0002])
+def test_recv_soon_blocks_after_polling(spin_seconds: float) -> None:
+    """Past the polling window it blocks like recv: data sent much later still arrives,
+    and the socket stays in blocking mode."""
+    ours, peer = socket.socketpair()
+    with ours, peer:
+        sender = threading.Timer(0.2, peer.sendall, args=(b"late",))
+        sender.start()
+        started = time.monotonic()
+        assert recv_soon(ours, 10, spin_seconds) == b"late"
+        assert time.monotonic() - started >= 0.15
+        assert ours.getblocking()
+        sender.join()
+
+
+def test_recv_soon_polls_only_for_its_window() -> None:
+    """A long wait costs little CPU: the thread polls for the window, then sleeps."""
+    ours, peer = socket.socketpair()
+    with ours, peer:
+        sender = threading.Timer(0.5, peer.sendall, args=(b"x",))
+        sender.start()
+        cpu = time.thread_time()
+        assert recv_soon(ours, 10, 0.0002) == b"x"
+        assert time.thread_time() - cpu < 0.25  # polling the whole 0.5 s would use ~0.5 s
+        sender.join()
