@@ -1,0 +1,524 @@
+"""Second red-team pass: the walls, the wire and the pool as they stand after today's work.
+
+Attacks on the rehearsal (``_worker.rehearse``), the idle-worker check through an open
+``/proc/<pid>/stat``, ``recv_soon``, ``release`` on the loop's next iteration, hostile
+frames from a trusted snippet, and classic escapes. A blocked attack is a passing test;
+a finding is ``xfail(strict=True)`` with its id (G1, G2, ...) and asserts the SAFE
+behaviour, so it starts passing (and strict xfail turns red) once fixed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import psutil
+import pytest
+
+from ptcbox import resolve_tools
+from ptcbox.runtimes import SubprocessRuntime
+from ptcbox.runtimes._worker_landlock import landlock_abi
+from ptcbox.sandbox import SandboxPolicy
+
+pytestmark = pytest.mark.anyio
+
+MARK = "ESCAPED"
+
+
+def search(q: str) -> str:
+    """Search for q."""
+    return "r:" + q
+
+
+TOOLS = resolve_tools([search])
+
+
+def _landlock_scopes_signals() -> bool:
+    return landlock_abi() >= 6
+
+
+# -- helpers for trusted snippets that talk to the host over their raw socket ------------
+
+FIND_SOCKET = """
+import os, stat, struct, json
+for fd in range(3, 256):
+    try:
+        if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            break
+    except OSError:
+        pass
+def frame(kind, payload):
+    return struct.pack(">IB", len(payload) + 1, kind) + payload
+def message(msg, kind=0x4A):
+    return frame(kind, json.dumps(msg).encode())
+"""
+
+
+def _frame(kind: int, payload: bytes) -> bytes:
+    return struct.pack(">IB", len(payload) + 1, kind) + payload
+
+
+def _raw(data: bytes) -> str:
+    """A trusted snippet that writes ``data`` to its socket, then waits to be killed."""
+    return FIND_SOCKET + f"os.write(fd, {data!r})\nimport time\ntime.sleep(30)\n"
+
+
+# -- G1: signals to other processes through F_SETOWN (seccomp does not see them) ---------
+
+SETOWN_CHILD = """
+import fcntl, os, signal, socket, sys
+from ptcbox.sandbox._rlimits import forbid_process_creation, set_no_new_privs
+set_no_new_privs()
+forbid_process_creation(confine_dirfd=True)
+target = int(sys.argv[1])
+try:
+    os.kill(target, signal.SIGUSR1)
+    print("kill allowed")
+except PermissionError:
+    print("kill refused")
+a, b = socket.socketpair()
+try:
+    fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)
+    fcntl.fcntl(a.fileno(), fcntl.F_SETSIG, signal.SIGUSR1)
+    flags = fcntl.fcntl(a.fileno(), fcntl.F_GETFL)
+    fcntl.fcntl(a.fileno(), fcntl.F_SETFL, flags | os.O_ASYNC)
+    b.send(b"x")
+    print("armed")
+except OSError as exc:
+    print("refused", exc)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="G1: the seccomp filter refuses kill/tgkill of other processes but not "
+    "fcntl(F_SETOWN)+O_ASYNC (SIGIO with F_SETSIG = any signal, SIGKILL included) to any "
+    "same-uid pid; on kernels without Landlock ABI 6 (Linux < 6.12) that is the only "
+    "signal wall, so trusted code (or any escape) can SIGKILL the host",
+)
+def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
+    got: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", SETOWN_CHILD, str(os.getpid())],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        deadline = time.monotonic() + 2.0
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert "kill refused" in done.stdout, done.stdout + done.stderr
+    assert not got, "a process behind the seccomp filter signalled the test process"
+
+
+async def test_subprocess_worker_cannot_signal_the_host_through_f_setown() -> None:
+    """In a real worker Landlock's signal scope (ABI 6) catches SIGIO; else see G1."""
+    if not _landlock_scopes_signals():
+        pytest.xfail("G1: no Landlock signal scope on this kernel; seccomp misses F_SETOWN")
+    got: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+    code = FIND_SOCKET + textwrap.dedent(f"""
+        import fcntl, signal, socket
+        a, b = socket.socketpair()
+        for target in ({os.getpid()}, -{os.getpgrp()}):
+            try:
+                fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)
+                fcntl.fcntl(a.fileno(), fcntl.F_SETSIG, signal.SIGUSR1)
+                flags = fcntl.fcntl(a.fileno(), fcntl.F_GETFL)
+                fcntl.fcntl(a.fileno(), fcntl.F_SETFL, flags | os.O_ASYNC)
+                b.send(b"x")
+                a.recv(1)
+            except OSError as exc:
+                print("refused", exc)
+        print("armed")
+    """)
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
+    try:
+        result = await rt.execute(code, TOOLS, timeout=30)
+        await asyncio.sleep(0.5)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        await rt.aclose()
+    assert "armed" in result.stdout, result
+    assert not got
+
+
+# -- G2: un-awaited tool calls flood the host's shared tool threads and memory -----------
+
+CALL_FLOOD = """
+import asyncio
+await asyncio.sleep(0)
+for i in range(10**8):
+    search(1, 2, 3)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="G2: a default-policy async snippet sends tool calls without awaiting them and "
+    "never reads the replies; the host answers every call (wrong arguments, and every one "
+    "past max_tool_calls) by executor.submit(_reply) from the loop: the runtime's 32 "
+    "shared tool threads block in sendall and the executor queue grows without bound "
+    "(~60 MB/s of host memory, one host core busy) until the deadline",
+)
+async def test_unawaited_call_flood_keeps_host_memory_bounded() -> None:
+    rt = SubprocessRuntime(min_idle=1)
+    await rt.start()
+    me = psutil.Process()
+    before = me.memory_info().rss
+    peak_queue = 0
+    stop = asyncio.Event()
+
+    async def sample() -> None:
+        nonlocal peak_queue
+        while not stop.is_set():
+            peak_queue = max(peak_queue, rt._executor._work_queue.qsize())
+            await asyncio.sleep(0.05)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        result = await rt.execute(CALL_FLOOD, TOOLS, timeout=10)
+    finally:
+        stop.set()
+        await sampler
+        grown = me.memory_info().rss - before
+        await rt.aclose()
+    assert result.return_code == 1
+    assert peak_queue < 5_000, f"{peak_queue:,} replies queued in the host"
+    assert grown < 100 << 20, f"host memory grew by {grown / 1e6:.0f} MB"
+
+
+# -- hostile frames from a trusted snippet: never unpickled, capped, a clear error -------
+
+HOSTILE = {
+    "oversize_header": b"\x7f\xff\xff\xffJ",
+    "zero_size": b"\x00\x00\x00\x00J",
+    "unknown_kind": _frame(0x50, b"\x80\x04K\x01."),  # a pickle, kind 'P'
+    "malformed_json": _frame(0x4A, b"{not json"),
+    "not_an_object": _frame(0x4A, b"[1, 2]"),
+    "deep_nesting_orjson": _frame(0x4A, b'{"t":"done","value":' + b"[" * 100_000),
+    "deep_nesting_stdlib": _frame(0x6A, b'{"t":"done","value":' + b"[" * 100_000),
+    "huge_int_digits": _frame(0x6A, b'{"t":"done","value":' + b"9" * 1_000_000 + b"}"),
+    "nan_constant": _frame(0x6A, b'{"t":"done","value":NaN,"error":null,"truncated":false}'),
+    "unknown_tool": _frame(0x4A, b'{"t":"call","id":1,"name":"os.system","args":[],"kwargs":{}}'),
+    "call_id_not_int": _frame(0x4A, b'{"t":"call","id":"1","name":"search","args":[],"kwargs":{}}'),
+    "call_id_bool": _frame(0x4A, b'{"t":"call","id":true,"name":"search","args":[],"kwargs":{}}'),
+    "result_from_worker": _frame(0x4A, b'{"t":"result","id":1,"value":1}'),
+    "done_error_not_text": _frame(
+        0x4A, b'{"t":"done","value":null,"error":1,"error_type":null,"truncated":false}'
+    ),
+    "done_truncated_missing": _frame(0x4A, b'{"t":"done","value":null,"error":null}'),
+}
+
+
+@pytest.mark.parametrize("data", list(HOSTILE.values()), ids=list(HOSTILE))
+async def test_hostile_frame_is_a_clean_wire_protocol_error(data: bytes) -> None:
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1)
+    try:
+        started = time.monotonic()
+        result = await rt.execute(_raw(data), TOOLS, timeout=30)
+        assert time.monotonic() - started < 25, "the host waited for the deadline"
+        assert result.error_type == "WireProtocolError", result
+        assert result.return_code == 1
+        after = await rt.execute("print(search(q='ok'))", TOOLS, timeout=30)
+        assert after.stdout == "r:ok\n", after
+    finally:
+        await rt.aclose()
+
+
+async def test_hostile_kwargs_names_are_a_type_error_not_a_host_error() -> None:
+    call = {"t": "call", "id": 1, "name": "search", "args": [], "kwargs": {"**": 1, "q": "a"}}
+    code = (
+        FIND_SOCKET
+        + f"os.write(fd, message({call!r}))\n"
+        + "data = os.read(fd, 65536)\nprint(json.loads(data[5:])['kind'])\n"
+    )
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
+    try:
+        result = await rt.execute(code, TOOLS, timeout=30)
+    finally:
+        await rt.aclose()
+    assert result.stdout == "TypeError\n", result
+
+
+# -- the rehearsal leaves nothing behind --------------------------------------------------
+
+
+async def test_rehearsal_output_and_replies_never_reach_a_real_run() -> None:
+    rt = SubprocessRuntime(min_idle=2)
+    try:
+        for _ in range(10):
+            result = await rt.execute("print(search(q='a'))\nsearch(q='b')", TOOLS, timeout=30)
+            assert result.stdout == "r:a\n", result
+            assert result.value == "r:b"
+            assert [c.arguments for c in result.tool_calls] == [{"q": "a"}, {"q": "b"}]
+            assert "rows" not in result.stdout + result.stderr
+    finally:
+        await rt.aclose()
+
+
+async def test_rehearsal_leaves_no_descriptor_alarm_or_state() -> None:
+    code = textwrap.dedent("""
+        import os, stat, signal, sys, gc
+        sockets = []
+        for fd in range(256):
+            try:
+                mode = os.fstat(fd).st_mode
+            except OSError:
+                continue
+            if stat.S_ISSOCK(mode):
+                sockets.append(fd)
+        print("sockets", len(sockets))
+        print("alarm", signal.getitimer(signal.ITIMER_REAL)[0] > 0.01)
+        print("stdout is the channel's", type(sys.stdout).__name__)
+    """)
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1)
+    try:
+        result = await rt.execute(code, TOOLS, timeout=30)
+    finally:
+        await rt.aclose()
+    assert "sockets 1\n" in result.stdout, result
+    assert "alarm False" in result.stdout
+    assert result.return_code == 0
+
+
+async def test_trusted_code_that_neuters_the_audit_hook_still_meets_the_kernel_walls(
+    tmp_path: Any,
+) -> None:
+    """Defence in depth: trusted code can rewrite the audit gate; Landlock still holds."""
+    if landlock_abi() < 1:
+        pytest.skip("no Landlock on this kernel")
+    target = tmp_path / "pwned"
+    code = textwrap.dedent(f"""
+        import gc, sys
+        audit = sys.modules["ptcbox.sandbox._audit"]
+        audit._refuse = lambda *a: None
+        for obj in gc.get_objects():
+            if type(obj).__name__ == "AuditGate":
+                obj.workdir = "/"
+        import ctypes  # the hook no longer refuses anything
+        try:
+            open({str(target)!r}, "w").write("x")
+            print("WROTE")
+        except OSError as exc:
+            print("refused", type(exc).__name__)
+        try:
+            print("ENV", open("/proc/{os.getpid()}/environ", "rb").read()[:20])
+        except OSError as exc:
+            print("refused", type(exc).__name__)
+    """)
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
+    try:
+        result = await rt.execute(code, TOOLS, timeout=30)
+    finally:
+        await rt.aclose()
+    assert "WROTE" not in result.stdout and "ENV" not in result.stdout, result
+    assert not target.exists()
+
+
+# -- idle-worker check: stopped or dying workers are never handed out ---------------------
+
+
+def _idle_workers() -> list[int]:
+    me = psutil.Process()
+    return [c.pid for c in me.children(recursive=True) if c.ppid() != me.pid]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU])
+async def test_worker_stopped_by_any_stop_signal_is_not_handed_out(signum: int) -> None:
+    rt = SubprocessRuntime(min_idle=2)
+    stopped: list[int] = []
+    try:
+        await rt.execute("print(1)", TOOLS, timeout=30)
+        await asyncio.sleep(0.5)
+        for pid in _idle_workers():
+            os.kill(pid, signum)
+            stopped.append(pid)
+        assert stopped
+        for _ in range(3):
+            result = await rt.execute("print(1)", TOOLS, timeout=10)
+            assert result.stdout == "1\n", result
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        await rt.aclose()
+
+
+async def test_worker_killed_just_before_hand_out_still_gives_a_result() -> None:
+    rt = SubprocessRuntime(min_idle=2)
+    try:
+        await rt.execute("print(1)", TOOLS, timeout=30)
+        for _ in range(5):
+            await asyncio.sleep(0.3)
+            for pid in _idle_workers():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            result = await rt.execute("print(2)", TOOLS, timeout=20)
+            assert result.stdout == "2\n", result
+    finally:
+        await rt.aclose()
+
+
+# -- lifecycle: release on the next iteration, cancellation, closing, load ----------------
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_loop_closed_right_after_execute_leaks_nothing() -> None:
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
+    code = FIND_SOCKET + textwrap.dedent("""
+        done = {"t": "done", "value": os.getpid(), "error": None, "error_type": None,
+                "truncated": False}
+        os.write(fd, message(done))
+        while True:  # keeps running after its forged 'done'
+            pass
+    """)
+    baseline = _fds()
+    pids = []
+    for _ in range(3):
+        loop = asyncio.new_event_loop()
+        try:
+            result = loop.run_until_complete(rt.execute(code, TOOLS, timeout=30))
+        finally:
+            loop.close()
+        pids.append(result.value)
+    deadline = time.monotonic() + 10
+    while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if psutil.pid_exists(p)], "a worker outlived its execution"
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(rt.aclose())
+    loop.close()
+    assert _fds() <= baseline
+
+
+SLOW_CALLED: list[float] = []
+
+
+def slow(seconds: float) -> str:
+    """Sleep, then answer."""
+    SLOW_CALLED.append(seconds)
+    time.sleep(seconds)
+    return "slept"
+
+
+SLOW_TOOLS = resolve_tools([slow])
+
+
+async def test_cancelling_the_host_task_mid_tool_call_kills_the_worker() -> None:
+    rt = SubprocessRuntime(min_idle=1)
+    try:
+        await rt.start()
+        before = set(_idle_workers())
+        task = asyncio.create_task(rt.execute("slow(seconds=3)", SLOW_TOOLS, timeout=30))
+        await asyncio.sleep(1.0)
+        running = set(_idle_workers()) | before
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(4.0)  # the tool thread finishes and meets a closed socket
+        result = await rt.execute("print(1)", TOOLS, timeout=30)
+        assert result.stdout == "1\n"
+        alive = [p for p in running if psutil.pid_exists(p)]
+        assert len(alive) <= rt._pool.min_idle + 1
+    finally:
+        await rt.aclose()
+
+
+async def test_closing_the_runtime_mid_execution_is_clean() -> None:
+    rt = SubprocessRuntime(min_idle=1)
+    await rt.start()
+    task = asyncio.create_task(rt.execute("slow(seconds=2)", SLOW_TOOLS, timeout=30))
+    await asyncio.sleep(0.5)
+    await rt.aclose()
+    with contextlib.suppress(Exception):
+        await task
+    assert task.done()
+    assert not _idle_workers() and not psutil.Process().children()
+
+
+async def test_worker_killed_mid_tool_call_is_a_crash_result() -> None:
+    rt = SubprocessRuntime(min_idle=1)
+    try:
+        task = asyncio.create_task(
+            rt.execute("import time\nslow(seconds=1)\nprint('after')", SLOW_TOOLS, timeout=30)
+        )
+        await asyncio.sleep(0.6)
+        busy = [w for w in rt._pool._workers.values() if w not in rt._pool._idle]
+        for worker in busy:
+            os.kill(worker.pid, signal.SIGKILL)
+        result = await task
+        assert result.error_type == "WorkerCrashed", result
+        assert "after" not in result.stdout
+    finally:
+        await rt.aclose()
+
+
+async def test_two_hundred_concurrent_executions() -> None:
+    rt = SubprocessRuntime(max_workers=16, min_idle=2)
+    try:
+        results = await asyncio.gather(
+            *(rt.execute(f"search(q='{i}')", TOOLS, timeout=120) for i in range(200))
+        )
+        assert [r.value for r in results] == [f"r:{i}" for i in range(200)]
+    finally:
+        await rt.aclose()
+    await asyncio.sleep(0.5)
+    assert not psutil.Process().children(recursive=True)
+
+
+# -- classic escapes under the default policy (both runtimes) -----------------------------
+
+ESCAPES = {
+    "task_get_stack": "import asyncio\nfs = asyncio.current_task().get_stack()\n"
+    "print('ESCAPED', fs[0].f_globals)",
+    "task_coro_frame": "import asyncio\n"
+    "print('ESCAPED', asyncio.current_task().get_coro().cr_frame)",
+    "print_stack": "import asyncio\nasyncio.current_task().print_stack()\nprint('ESCAPED')",
+    "running_loop": "import asyncio\nl = asyncio.get_running_loop()\n"
+    "print('ESCAPED', await l.run_in_executor(None, print, 1))",
+    "gen_frame_getattr": "def g():\n    yield 1\nprint('ESCAPED', getattr(g(), 'gi_' + 'frame'))",
+    "tb_frame_via_exit": "class C:\n    def __enter__(self): pass\n"
+    "    def __exit__(self, t, v, tb):\n        print('ESCAPED', tb.tb_frame.f_globals)\n"
+    "        return True\nwith C():\n    1/0",
+    "stub_closure_getattr": "print('ESCAPED', getattr(search, '__clo' + 'sure__'))",
+    "reduce_getattr": "import functools\n"
+    "print('ESCAPED', functools.reduce(getattr, ['__globals__'], search))",
+    "map_getattr": "print('ESCAPED', list(map(getattr, [search], ['__globals__'])))",
+    "methodcaller": "import operator\n"
+    "print('ESCAPED', operator.methodcaller('__getattribute__', '__globals__')(search))",
+    "string_formatter": "import string\n"
+    "print('ESCAPED', string.Formatter().get_field('0.__globals__', (search,), {}))",
+    "format_spec": "print('ESCAPED', format(search, '{0.__globals__}'))",
+    "awaitable_await_iter": "c = search(q='a')\nprint('ESCAPED', c.__await__().gi_frame)",
+    "awaitable_vars": "c = search(q='a')\nprint('ESCAPED', vars(c))",
+    "mro_call": "print('ESCAPED', getattr(type(()), 'mro')())",
+    "type_three_args": "print('ESCAPED', type('X', (), {}))",
+    "json_object_hook": "import json\n"
+    "print('ESCAPED', json.loads('{}', object_hook=lambda d: getattr(search, '__globals__')))",
+    "result_class": "r = search(q='x')\nprint('ESCAPED', getattr(r, '__class__').__mro__)",
+}
+
+
+@pytest.mark.parametrize("code", list(ESCAPES.values()), ids=list(ESCAPES))
+async def test_classic_escape_is_refused(runtime: Any, tools: Any, code: str) -> None:
+    result = await runtime.execute(code, tools, timeout=20)
+    assert MARK not in result.stdout, result.stdout
+    assert result.return_code == 1, result
+    assert result.error
