@@ -17,11 +17,11 @@ from ptcbox.runtimes._wire import (
     KIND_STDOUT,
     MAX_FRAME_BYTES,
     FrameDecoder,
+    SpinningReceiver,
     encode_message,
     encode_output,
     field,
     parse_message,
-    recv_soon,
     reply_frame,
 )
 
@@ -131,17 +131,18 @@ def test_field_checks_types() -> None:
 
 
 @pytest.mark.parametrize("spin_seconds", [0.0, 0.0002, 0.05])
-def test_recv_soon_returns_what_is_there(spin_seconds: float) -> None:
+def test_spinning_receiver_returns_what_is_there(spin_seconds: float) -> None:
     ours, peer = socket.socketpair()
     with ours, peer:
+        receiver = SpinningReceiver(ours, 10, spin_seconds)
         peer.sendall(b"abc")
-        assert recv_soon(ours, 10, spin_seconds) == b"abc"
+        assert receiver.recv() == b"abc"
         peer.close()
-        assert recv_soon(ours, 10, spin_seconds) == b""  # the end of the stream
+        assert receiver.recv() == b""  # the end of the stream
 
 
 @pytest.mark.parametrize("spin_seconds", [0.0, 0.0002])
-def test_recv_soon_blocks_after_polling(spin_seconds: float) -> None:
+def test_spinning_receiver_blocks_after_polling(spin_seconds: float) -> None:
     """Past the polling window it blocks like recv: data sent much later still arrives,
     and the socket stays in blocking mode."""
     ours, peer = socket.socketpair()
@@ -149,19 +150,41 @@ def test_recv_soon_blocks_after_polling(spin_seconds: float) -> None:
         sender = threading.Timer(0.2, peer.sendall, args=(b"late",))
         sender.start()
         started = time.monotonic()
-        assert recv_soon(ours, 10, spin_seconds) == b"late"
+        assert SpinningReceiver(ours, 10, spin_seconds).recv() == b"late"
         assert time.monotonic() - started >= 0.15
         assert ours.getblocking()
         sender.join()
 
 
-def test_recv_soon_polls_only_for_its_window() -> None:
+def test_spinning_receiver_polls_only_for_its_window() -> None:
     """A long wait costs little CPU: the thread polls for the window, then sleeps."""
     ours, peer = socket.socketpair()
     with ours, peer:
         sender = threading.Timer(0.5, peer.sendall, args=(b"x",))
         sender.start()
         cpu = time.thread_time()
-        assert recv_soon(ours, 10, 0.0002) == b"x"
+        assert SpinningReceiver(ours, 10, 0.0002).recv() == b"x"
         assert time.thread_time() - cpu < 0.25  # polling the whole 0.5 s would use ~0.5 s
         sender.join()
+
+
+def test_spinning_receiver_backs_off_after_empty_polls() -> None:
+    """Each wait that outlasted the window doubles how many later waits skip polling
+    (1, 2, 4, ... up to 64); data found while polling resets it."""
+    ours, peer = socket.socketpair()
+    with ours, peer:
+        receiver = SpinningReceiver(ours, 10, 0.0002)
+        polled = []
+        for _ in range(8):  # every wait outlasts the window
+            timer = threading.Timer(0.01, peer.sendall, args=(b"x",))
+            timer.start()
+            skipping = receiver._skip > 0
+            assert receiver.recv() == b"x"
+            polled.append(not skipping)
+            timer.join()
+        assert polled == [True, False, True, False, False, True, False, False]
+        assert receiver._backoff == 4
+        receiver._skip = 0
+        peer.sendall(b"y")  # found while polling
+        assert receiver.recv() == b"y"
+        assert (receiver._skip, receiver._backoff) == (0, 0)

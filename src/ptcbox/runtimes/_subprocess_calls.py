@@ -148,7 +148,7 @@ class CallHandler:
         ok, payload, call.seconds = call_sync(
             call.spec.projection, call.arguments, call.call_id, call.spec.name
         )
-        if ok and inspect.isawaitable(payload):  # a "sync" projection returned an awaitable
+        if ok and type(payload) is not bytes:  # a "sync" projection returned an awaitable
             self._post(self._await_on_loop, call, payload)
             return
         self._finish_call(call, ok, payload, inline=True)
@@ -212,7 +212,7 @@ class CallHandler:
         ok, payload, call.seconds = call_sync(
             call.spec.projection, call.arguments, call.call_id, call.spec.name
         )
-        if ok and inspect.isawaitable(payload):
+        if ok and type(payload) is not bytes:  # an awaitable
             self._post(self._await_on_loop, call, payload)
             return
         self._finish_call(call, ok, payload)
@@ -276,14 +276,19 @@ def error_frame(call_id: int, kind: str, tool: str, message: str) -> bytes:
 def call_sync(
     projection: Callable[..., Any], arguments: dict[str, Any], call_id: int, name: str
 ) -> tuple[bool, Any, float]:
-    """Run a sync tool; encode its reply in the same thread."""
+    """Run a sync tool; encode its reply in the same thread.
+
+    Returns:
+        ``(True, result frame bytes, seconds)``, ``(True, awaitable, seconds)`` when the
+        tool returned one, or ``(False, exception, seconds)``.
+    """
     started = time.perf_counter()
     try:
         value = projection(**arguments)
     except Exception as exc:
         return False, exc, time.perf_counter() - started
     seconds = time.perf_counter() - started
-    if inspect.isawaitable(value):
+    if type(value) not in _SCALARS and inspect.isawaitable(value):
         return True, value, seconds
     return encode_result(name, call_id, value, seconds)
 

@@ -37,8 +37,8 @@ from ptcbox.runtimes._wire import (
     KIND_STDERR,
     KIND_STDOUT,
     FrameDecoder,
+    SpinningReceiver,
     parse_message,
-    recv_soon,
 )
 from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
@@ -218,6 +218,7 @@ class HostExecution(CallHandler):
     ) -> None:
         """The channel thread: run sync tools where the calls arrive, until ``done``."""
         outcome: Outcome = ("eof", None)
+        calls_in = SpinningReceiver(self.worker.sock, _RECV_BYTES)
         try:
             self._run_inline(first)
             while True:
@@ -230,7 +231,7 @@ class HostExecution(CallHandler):
                         return
                 if error is not None:
                     raise error
-                data = recv_soon(self.worker.sock, _RECV_BYTES)
+                data = calls_in.recv(poll=not self._decoder.pending_bytes)
                 if not data:
                     return
                 frames, error = self._split(data)

@@ -3,13 +3,17 @@
 A stream of frames over a Unix socket. Each frame is a 4-byte big-endian length ``N``
 (counting what follows), a 1-byte kind and ``N - 1`` bytes of payload:
 
-- kind ``J``: one message, a JSON object encoded with orjson whose ``"t"`` field names
-  its type (``run``, ``call``, ``result``, ``error``, ``done``);
-- kind ``j``: the same, encoded and decoded with the standard ``json`` module: every
-  message of the worker (orjson does not check its allocations and crashes the
-  process with SIGSEGV when one fails under ``RLIMIT_AS``; the worker also decodes
-  with ``json``), and the rare host message orjson cannot encode (an integer beyond
-  64 bits);
+- kind ``J``: one message, a JSON object whose ``"t"`` field names its type (``run``,
+  ``call``, ``result``, ``error``, ``done``), which the host decodes with orjson: every
+  integer in it fits in 64 bits and its text has no lone surrogates. Host messages are
+  encoded with orjson; the worker encodes with the standard ``json`` module and uses
+  this kind for tool calls whose arguments are plain scalars (orjson does not check
+  its allocations and crashes the process with SIGSEGV when one fails under
+  ``RLIMIT_AS``, so the worker never runs it, and decodes with ``json`` too);
+- kind ``j``: the same, decoded with the standard ``json`` module: every other message
+  of the worker, and the rare host message orjson cannot encode (an integer beyond 64
+  bits). (A worker that lies about the kind only changes its own values: orjson
+  reads a huge integer as a float, and refuses a lone surrogate.)
 - kind ``O`` / ``E``: a chunk of the snippet's stdout / stderr as UTF-8 text (lone
   surrogates already replaced by U+FFFD; the host decodes with ``errors="replace"``).
 
@@ -47,11 +51,11 @@ __all__ = [
     "KIND_STDOUT",
     "MAX_FRAME_BYTES",
     "FrameDecoder",
+    "SpinningReceiver",
     "encode_message",
     "encode_output",
     "field",
     "parse_message",
-    "recv_soon",
     "reply_frame",
 ]
 
@@ -65,13 +69,15 @@ KIND_STDERR: Final = 0x45  # "E"
 _KINDS: Final = frozenset({KIND_JSON, KIND_JSON_BIGINT, KIND_STDOUT, KIND_STDERR})
 
 SPIN_SECONDS: Final = 0.0002 if len(os.sched_getaffinity(0)) > 1 else 0.0
-"""How long :func:`recv_soon` polls before it blocks, in seconds (0 on one CPU)."""
+"""How long a :class:`SpinningReceiver` polls before it blocks, in seconds (0 on one CPU)."""
 
 _HEADER: Final = struct.Struct(">IB")
 _MESSAGE_KINDS: Final = frozenset({KIND_JSON, KIND_JSON_BIGINT})
 
 
-def encode_message(message: dict[str, Any], *, stdlib: bool = False) -> bytes:
+def encode_message(
+    message: dict[str, Any], *, stdlib: bool = False, orjson_safe: bool = False
+) -> bytes:
     """Encode one JSON message as a frame.
 
     Args:
@@ -80,6 +86,9 @@ def encode_message(message: dict[str, Any], *, stdlib: bool = False) -> bytes:
         stdlib: Encode with the standard ``json`` module (kind ``j``), as the worker
             does: orjson does not check its allocations, so under ``RLIMIT_AS`` a failed
             one crashes the process (SIGSEGV) where ``json`` raises ``MemoryError``.
+        orjson_safe: With ``stdlib``: the caller knows every int fits in 64 bits and no
+            text has a lone surrogate, so the frame is kind ``J`` and the host decodes
+            it with orjson (about 2.5 µs faster for a tool call).
 
     Returns:
         The frame bytes.
@@ -92,7 +101,7 @@ def encode_message(message: dict[str, Any], *, stdlib: bool = False) -> bytes:
             the size of what they send first; see :mod:`ptcbox.runtimes._value`).
     """
     if stdlib:
-        kind = KIND_JSON_BIGINT
+        kind = KIND_JSON if orjson_safe else KIND_JSON_BIGINT
         payload = encode_json(message)
     else:
         kind = KIND_JSON
@@ -259,34 +268,64 @@ class FrameDecoder:
             del buffer[:offset]
 
 
-def recv_soon(sock: socket.socket, max_bytes: int, spin_seconds: float = SPIN_SECONDS) -> bytes:
-    """Receive from a blocking socket, polling for up to ``spin_seconds`` before blocking.
+class SpinningReceiver:
+    """``recv`` on a blocking socket that polls for a moment before it blocks.
 
     During a run of tool calls each side answers the other within tens of
     microseconds, while putting a thread to sleep and waking it again costs about as
-    much again (and far more on a virtual machine whose idle CPU has halted). So the
-    side waiting for a tool call's reply, or for the next call, polls with
-    ``MSG_DONTWAIT`` for a moment first; past it, it blocks as usual. The same
-    spin-then-block waiting as adaptive mutexes and busy-polling sockets
+    much again (and more on a virtual machine whose idle CPU has halted). So the side
+    waiting for a tool call's reply, or for the next call, first polls with
+    ``MSG_DONTWAIT`` for up to ``spin_seconds``, yielding the CPU between polls (the
+    peer may be waiting to run on this very CPU); then it blocks as usual. A poll that
+    came up empty makes the next ones skip polling (1, 2, 4, ... up to 64 waits), so a
+    snippet that computes between its calls, or a machine whose CPUs are all busy,
+    costs little. This is the spin-then-block waiting of adaptive mutexes (e.g.
+    glibc's ``PTHREAD_MUTEX_ADAPTIVE_NP``) and of socket busy polling
     (``SO_BUSY_POLL``); with one CPU it would only delay the peer, so it is off.
 
     Args:
         sock: A connected socket in blocking mode.
-        max_bytes: Most bytes to return.
-        spin_seconds: How long to poll first, in seconds.
-
-    Returns:
-        What ``sock.recv(max_bytes)`` returns (``b""`` at the end of the stream).
-
-    Raises:
-        OSError: As ``recv`` does.
+        max_bytes: Most bytes one :meth:`recv` returns.
+        spin_seconds: How long to poll before blocking, in seconds (0: never poll).
     """
-    if spin_seconds > 0:
-        end = time.perf_counter() + spin_seconds
-        while True:
-            try:
-                return sock.recv(max_bytes, socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                if time.perf_counter() > end:
-                    break
-    return sock.recv(max_bytes)
+
+    __slots__ = ("_backoff", "_max", "_skip", "_sock", "_spin")
+
+    def __init__(
+        self, sock: socket.socket, max_bytes: int, spin_seconds: float = SPIN_SECONDS
+    ) -> None:
+        self._sock = sock
+        self._max = max_bytes
+        self._spin = spin_seconds
+        self._skip = 0
+        self._backoff = 0
+
+    def recv(self, *, poll: bool = True) -> bytes:
+        """Return what ``sock.recv(max_bytes)`` returns (``b""`` at the end of the stream).
+
+        Args:
+            poll: ``False`` blocks at once, e.g. in the middle of a frame, where a peer
+                sending a byte at a time would otherwise keep this side polling.
+
+        Raises:
+            OSError: As ``recv`` does.
+        """
+        sock = self._sock
+        if poll and self._spin > 0:
+            if self._skip:
+                self._skip -= 1
+            else:
+                end = time.perf_counter() + self._spin
+                while True:
+                    try:
+                        data = sock.recv(self._max, socket.MSG_DONTWAIT)
+                    except BlockingIOError:
+                        if time.perf_counter() > end:
+                            break
+                        os.sched_yield()  # the peer may be waiting for this very CPU
+                    else:
+                        self._backoff = 0
+                        return data
+                self._backoff = min(64, self._backoff * 2 or 1)
+                self._skip = self._backoff
+        return sock.recv(self._max)

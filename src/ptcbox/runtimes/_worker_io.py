@@ -33,10 +33,10 @@ from ptcbox.runtimes._wire import (
     KIND_STDOUT,
     MAX_FRAME_BYTES,
     FrameDecoder,
+    SpinningReceiver,
     encode_message,
     encode_output,
     parse_message,
-    recv_soon,
 )
 
 __all__ = ["OutputSink", "WorkerChannel"]
@@ -123,6 +123,7 @@ class WorkerChannel:
         self.stdout = OutputSink(self, KIND_STDOUT)
         self.stderr = OutputSink(self, KIND_STDERR)
         self._decoder = FrameDecoder(MAX_FRAME_BYTES)
+        self._replies_in = SpinningReceiver(sock, _RECV_BYTES)  # sync tool calls' replies
         self._messages: list[dict[str, Any]] = []
         self._replies: dict[int, dict[str, Any]] = {}
         self._waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -166,9 +167,13 @@ class WorkerChannel:
         self.stdout.flush()
         self.stderr.flush()
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Send one message, after the output written before it, in one system call."""
-        frame = encode_message(message, stdlib=True)
+    def send(self, message: dict[str, Any], *, orjson_safe: bool = False) -> None:
+        """Send one message, after the output written before it, in one system call.
+
+        ``orjson_safe``: its ints fit in 64 bits and its text has no lone surrogates
+        (see :func:`~ptcbox.runtimes._wire.encode_message`).
+        """
+        frame = encode_message(message, stdlib=True, orjson_safe=orjson_safe)
         with self.send_lock:
             pending = self.stdout.take_frames() + self.stderr.take_frames()
             self.sock.sendall(pending + frame if pending else frame)
@@ -243,7 +248,8 @@ class WorkerChannel:
             ToolCallLimitExceeded: ``max_tool_calls`` was reached.
         """
         plain_args = _plain(args)
-        if plain_args is None or not _plain_keywords(kwargs):
+        plain_kwargs = _plain_keywords(kwargs)
+        if plain_args is None or not plain_kwargs:
             for value in (*args, *kwargs.values()):
                 check_argument(name, value)
             over = json_size_over([args, kwargs], MAX_TOOL_DATA_BYTES)
@@ -263,19 +269,19 @@ class WorkerChannel:
             "id": call_id,
             "name": name,
             "args": plain_args if plain_args is not None else to_jsonable(list(args)),
-            "kwargs": kwargs if _plain_keywords(kwargs) else to_jsonable(kwargs),
+            "kwargs": kwargs if plain_kwargs else to_jsonable(kwargs),
         }
         loop = asyncio._get_running_loop()
         if loop is not None:
             message["async"] = True
-        try:
-            self.send(message)
+        try:  # plain scalars and ASCII text: the host may decode it with orjson
+            self.send(message, orjson_safe=plain_args is not None and plain_kwargs)
         except WireProtocolError:  # the encoding is over the frame limit
             size = json_size_over([args, kwargs], MAX_TOOL_DATA_BYTES)
             raise argument_size_error(name, size or MAX_TOOL_DATA_BYTES + 1) from None
         if loop is None:
             while call_id not in self._replies:
-                self._dispatch(recv_soon(self.sock, _RECV_BYTES))
+                self._dispatch(self._replies_in.recv(poll=not self._decoder.pending_bytes))
             return _unpack(self._replies.pop(call_id), name)
         self._watch(loop)
         call = AwaitableToolCall(name, functools.partial(self._wait_reply, call_id, name))
