@@ -250,3 +250,37 @@ async def test_network_false_gives_an_empty_network_namespace() -> None:
         code = "[line.split(':')[0].strip() for line in open('/proc/self/net/dev').readlines()[2:]]"
         result = await runtime.execute(code, TOOLS)
         assert result.value == ["lo"], result.error
+
+
+async def test_unread_tool_results_are_capped_and_hold_one_tool_thread() -> None:
+    """A snippet that starts calls (asyncio, no await) and never reads their results:
+    the host queues the replies per execution and sends them from one tool thread at a
+    time; past MAX_UNSENT_REPLY_BYTES waiting, the execution ends with a clear limit
+    error (G2's kind: host memory and tool threads bounded)."""
+    blob = "x" * 2_000_000
+
+    def big() -> str:
+        return blob
+
+    code = (
+        "import asyncio\n"
+        "await asyncio.sleep(0)\n"
+        "for i in range(200):\n"
+        "    big()\n"
+        "while True:\n"
+        "    pass\n"
+    )
+    host = psutil.Process()
+    async with SubprocessRuntime() as runtime:
+        before = host.memory_info().rss
+        started = time.monotonic()
+        result = await runtime.execute(code, {"big": DirectProjection("big", big)}, timeout=60)
+        grown = host.memory_info().rss - before
+        assert time.monotonic() - started < 30
+        threads = runtime._executor._threads  # type: ignore[attr-defined]
+        concurrent = runtime.policy.max_concurrent_tool_calls
+    assert result.error_type == "LimitExceeded" and not result.timed_out, result.error
+    assert "unread tool results exceeded" in (result.error or "")
+    assert "without reading their results" in (result.error or "")
+    assert grown < 400 << 20, f"host memory grew by {grown / 1e6:.0f} MB"
+    assert len(threads) <= concurrent + 1  # the tools at once, and one sending replies

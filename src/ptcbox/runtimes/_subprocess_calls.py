@@ -21,7 +21,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from ptcbox._result import ToolCallRecord
-from ptcbox.errors import ToolCallLimitExceeded, WireProtocolError
+from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._common import ToolSpec, describe_exception, jsonable_arguments
 from ptcbox.runtimes._protocol import ToolCallCallback
 from ptcbox.runtimes._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
@@ -33,6 +33,10 @@ __all__ = ["CallHandler", "PendingCall", "check_done", "set_done"]
 
 Outcome = tuple[str, Any]
 _SCALARS = frozenset({int, float, bool, type(None)})
+REFUSED_CALLS_SLACK = 100
+"""Calls past ``max_tool_calls`` refused one by one before the execution is ended."""
+MAX_UNSENT_REPLY_BYTES = 64 << 20
+"""Tool replies waiting for the worker to read them, in bytes, before the execution ends."""
 
 
 class PendingCall:
@@ -65,9 +69,19 @@ class CallHandler:
     _active: int
     _queued: deque[PendingCall]
     _tasks: set[asyncio.Future[Any]]
+    _outbox: list[bytes]
+    _outbox_bytes: int
+    _outbox_lock: threading.Lock
+    _draining: bool
 
     def _finish(self, outcome: Outcome) -> None:
         raise NotImplementedError
+
+    def _finish_from(self, outcome: Outcome, on_loop: bool) -> None:
+        if on_loop:
+            self._finish(outcome)
+        else:
+            self._post(self._finish, outcome)
 
     def _post(self, fn: Callable[..., Any], *args: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed
@@ -91,9 +105,53 @@ class CallHandler:
 
     def _reply_from(self, data: bytes, on_loop: bool) -> None:
         if on_loop:  # never block the loop on a full socket buffer
-            self.executor.submit(self._reply, data)
+            self._send_later(data)
         else:
             self._reply(data)
+
+    def _send_later(self, data: bytes) -> None:
+        """Queue a frame for the worker (any thread); never blocks.
+
+        One tool thread at a time sends what is queued, so a worker that stops reading
+        holds one of the runtime's tool threads, not one per reply; past
+        :data:`MAX_UNSENT_REPLY_BYTES` waiting, the execution ends.
+        """
+        with self._outbox_lock:
+            self._outbox.append(data)
+            self._outbox_bytes += len(data)
+            over = self._outbox_bytes > MAX_UNSENT_REPLY_BYTES
+            start = not (self._draining or over)
+            if start:
+                self._draining = True
+        if over:
+            limit = LimitExceeded(
+                "unread tool results", MAX_UNSENT_REPLY_BYTES, self._outbox_bytes, "bytes"
+            )
+            note = " (the code started tool calls without reading their results)"
+            self._post(self._finish, ("limit", (limit, note)))
+        elif start:
+            with contextlib.suppress(RuntimeError):  # closing: the worker is being killed
+                self.executor.submit(self._drain)
+
+    def _drain(self) -> None:
+        while True:
+            with self._outbox_lock:
+                if not self._outbox or self._stopped:
+                    self._outbox.clear()
+                    self._outbox_bytes = 0
+                    self._draining = False
+                    return
+                data = b"".join(self._outbox)
+                self._outbox.clear()
+                self._outbox_bytes = 0
+            try:
+                self._sendall(data)
+            except OSError:  # the worker is gone
+                with self._outbox_lock:
+                    self._outbox.clear()
+                    self._outbox_bytes = 0
+                    self._draining = False
+                return
 
     def _on_call(self, message: dict[str, Any], on_loop: bool) -> PendingCall | None:
         """Check a call; return it when a sync tool must run it, else start or refuse it."""
@@ -106,6 +164,15 @@ class CallHandler:
             raise WireProtocolError(f"the worker called an unknown tool {name[:100]!r}")
         self._calls += 1
         limit = self.policy.max_tool_calls
+        if self._calls > limit + REFUSED_CALLS_SLACK:  # it ignores the refusals: stop it
+            if self._calls == limit + REFUSED_CALLS_SLACK + 1:
+                note = (
+                    f" (the code kept calling tools after the limit: {REFUSED_CALLS_SLACK} "
+                    "more calls were refused, then the execution was stopped)"
+                )
+                outcome = ("limit", (ToolCallLimitExceeded(limit, self._calls), note))
+                self._finish_from(outcome, on_loop)
+            return None
         if self._calls > limit:
             if self._calls == limit + 1:  # record the first refused call only
                 refused = ToolCallLimitExceeded(limit, self._calls)
@@ -160,7 +227,8 @@ class CallHandler:
 
         ``inline``: called by the channel thread, which reads ``done`` only after this
         returns, so the reply may go first (the worker resumes sooner). Other threads
-        record first, so that the trace is complete when ``done`` arrives.
+        record first, so that the trace is complete when ``done`` arrives, and queue
+        the reply (:meth:`_send_later`).
         """
         if ok:
             frame: bytes = payload
@@ -173,7 +241,7 @@ class CallHandler:
             self._record(call, ok, error)
         else:
             self._record(call, ok, error)
-            self._reply(frame)
+            self._send_later(frame)
 
     def _record(self, call: PendingCall, ok: bool, error: str | None) -> None:
         record = ToolCallRecord(
@@ -238,8 +306,7 @@ class CallHandler:
         if not ok:
             self._finish_call(call, False, frame)
             return
-        # a big reply may block until the worker reads it: send from a tool thread
-        self.executor.submit(self._finish_call, call, True, frame)
+        self._finish_call(call, True, frame)  # queued: never blocks the loop
 
     def _call_ended(self, task: asyncio.Future[Any]) -> None:
         self._tasks.discard(task)

@@ -52,7 +52,8 @@ _ERROR_TYPE_CHARS = 100
 
 Outcome = tuple[str, Any]
 """``("done", message)``, ``("timeout", None)``, ``("eof", None)``,
-``("protocol", WireProtocolError)`` or ``("observer", exception)``."""
+``("protocol", WireProtocolError)``, ``("limit", (LimitExceeded, note))`` or
+``("observer", exception)``."""
 
 
 class HostExecution(CallHandler):
@@ -97,6 +98,10 @@ class HostExecution(CallHandler):
         self._active = 0
         self._queued: deque[PendingCall] = deque()
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._outbox: list[bytes] = []
+        self._outbox_bytes = 0
+        self._outbox_lock = threading.Lock()
+        self._draining = False
         self._decoder = FrameDecoder()
         self._fd = worker.sock.fileno()
         self._reading = False
@@ -123,7 +128,7 @@ class HostExecution(CallHandler):
         except OSError:
             sent = len(run_frame)  # the worker is gone: the reader sees the end of file
         if sent < len(run_frame):
-            self.executor.submit(self._reply, run_frame[sent:])
+            self._send_later(run_frame[sent:])
         try:
             outcome = await self._finished
             if outcome[0] == "eof":

@@ -52,6 +52,10 @@ def build_result(
         error += " (the worker process was killed)"
     elif kind == "protocol":
         error, error_type = f"WireProtocolError: {detail}", "WireProtocolError"
+    elif kind == "limit":
+        limit, note = detail
+        error_type = type(limit).__name__
+        error = f"{error_type}: {limit}{note}"
     else:
         error, error_type = f"WorkerCrashed: {_crash(execution.worker)}", "WorkerCrashed"
     return CodeResult(
