@@ -97,14 +97,9 @@ except OSError as exc:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="G1: the seccomp filter refuses kill/tgkill of other processes but not "
-    "fcntl(F_SETOWN)+O_ASYNC (SIGIO with F_SETSIG = any signal, SIGKILL included) to any "
-    "same-uid pid; on kernels without Landlock ABI 6 (Linux < 6.12) that is the only "
-    "signal wall, so trusted code (or any escape) can SIGKILL the host",
-)
 def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
+    """G1 (fixed): seccomp refuses fcntl F_SETOWN/F_SETOWN_EX/F_SETSIG and ioctl
+    FIOSETOWN/SIOCSPGRP, through which the kernel would signal another process."""
     got: list[int] = []
     previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
     try:
@@ -122,6 +117,65 @@ def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
         signal.signal(signal.SIGUSR1, previous)
     assert "kill refused" in done.stdout, done.stdout + done.stderr
     assert not got, "a process behind the seccomp filter signalled the test process"
+
+
+ROUTES_CHILD = """
+import fcntl, os, resource, socket, struct, sys
+from ptcbox.sandbox._rlimits import forbid_process_creation, set_no_new_privs
+set_no_new_privs()
+forbid_process_creation(confine_dirfd=True)
+target = int(sys.argv[1])
+a, b = socket.socketpair()
+routes = {
+    "fcntl F_SETOWN_EX": lambda: fcntl.fcntl(a.fileno(), 15, struct.pack("ii", 1, target)),
+    "ioctl FIOSETOWN": lambda: fcntl.ioctl(a.fileno(), 0x8901, struct.pack("i", target)),
+    "ioctl SIOCSPGRP": lambda: fcntl.ioctl(a.fileno(), 0x8902, struct.pack("i", target)),
+    "sched_setaffinity": lambda: os.sched_setaffinity(target, {0}),
+    "sched_setscheduler": lambda: os.sched_setscheduler(target, os.SCHED_BATCH, os.sched_param(0)),
+    "sched_setparam": lambda: os.sched_setparam(target, os.sched_param(0)),
+    "setpriority (process)": lambda: os.setpriority(os.PRIO_PROCESS, target, 19),
+    "setpriority (user)": lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19),
+    "prlimit": lambda: resource.prlimit(target, resource.RLIMIT_NOFILE, (16, 16)),
+    "own prlimit": lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)),
+    "own fcntl F_GETFL": lambda: fcntl.fcntl(a.fileno(), fcntl.F_GETFL),
+    "own sched_getaffinity": lambda: os.sched_getaffinity(0),
+}
+for name, route in routes.items():
+    try:
+        route()
+        print(name, "allowed")
+    except PermissionError:
+        print(name, "refused")
+    except OSError as exc:
+        print(name, "error", exc.errno)
+"""
+
+
+def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
+    """G1's whole kind: every way to act on another process by pid or as a descriptor's
+    owner (signals, scheduling, priority, limits) is refused behind the seccomp filter;
+    the same calls on the process itself still work."""
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", ROUTES_CHILD, str(helper.pid)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        lines = dict(line.rsplit(" ", 1) for line in done.stdout.splitlines() if " " in line)
+        assert lines, done.stderr
+        before = psutil.Process(helper.pid)
+        assert before.nice() == 0 and before.cpu_affinity() == list(range(os.cpu_count() or 1))
+    finally:
+        helper.kill()
+        helper.wait()
+    for name, outcome in lines.items():
+        if name.startswith("own "):
+            assert outcome == "allowed", (name, done.stdout)
+        else:
+            assert outcome == "refused", (name, done.stdout)
 
 
 async def test_subprocess_worker_cannot_signal_the_host_through_f_setown() -> None:

@@ -63,6 +63,8 @@ _RET_ALLOW, _RET_EPERM, _RET_ENOSYS = 0x7FFF0000, 0x00050001, 0x00050026
 _AT_FDCWD = 0xFFFFFF9C  # -100 as the low 32 bits of an argument
 _REFUSED_PRCTL = (1, 4, 8, 28, 35, 36, 47, 0x59616D61)  # PDEATHSIG DUMPABLE KEEPCAPS
 # SECUREBITS MM CHILD_SUBREAPER CAP_AMBIENT PTRACER: changes that weaken the worker's walls
+_REFUSED_FCNTL = (8, 10, 15)  # F_SETOWN F_SETSIG F_SETOWN_EX: SIGIO/SIGURG to any process
+_REFUSED_IOCTL = (0x8901, 0x8902)  # FIOSETOWN SIOCSPGRP: the same through ioctl
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class _Table:
     clone3: int
     prctl: int
     openat2: int
+    fcntl: int
+    ioctl: int
     refused: tuple[int, ...]  # EPERM always
     signals: tuple[int, ...]  # EPERM unless the first argument is this process (or 0)
     dirfd: tuple[tuple[int, tuple[int, ...]], ...]  # (syscall, dirfd argument indices)
@@ -84,22 +88,27 @@ _SYSCALLS = {
         clone3=435,
         prctl=157,
         openat2=437,
+        fcntl=72,
+        ioctl=16,
         # fork vfork execve execveat | ptrace process_vm_readv/writev kcmp pidfd_getfd
         # pidfd_send_signal tkill | name_to_handle_at open_by_handle_at | mount umount2
         # pivot_root chroot unshare setns open_tree move_mount fsopen fsconfig fsmount
         # fspick mount_setattr | bpf perf_event_open userfaultfd io_uring_* keyctl
         # add_key request_key personality kexec_* *_module swapon swapoff reboot iopl
         # ioperm acct settimeofday clock_settime adjtimex clock_adjtime syslog vhangup
-        # mknod mknodat quotactl
+        # mknod mknodat quotactl | setpriority ioprio_set process_madvise
         refused=(
             *(57, 58, 59, 322),
             *(101, 310, 311, 312, 438, 424, 200),
+            *(141, 251, 440),
             *(303, 304),
             *(165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442),
             *(321, 298, 323, 425, 426, 427, 250, 248, 249, 135, 246, 320, 175, 313, 176),
             *(167, 168, 169, 172, 173, 163, 164, 227, 159, 305, 103, 153, 133, 259, 179),
         ),
-        signals=(62, 234, 129, 297),  # kill tgkill rt_sigqueueinfo rt_tgsigqueueinfo
+        # kill tgkill rt_sigqueueinfo rt_tgsigqueueinfo | sched_setaffinity
+        # sched_setscheduler sched_setparam sched_setattr migrate_pages move_pages prlimit64
+        signals=(62, 234, 129, 297, 203, 144, 142, 314, 256, 279, 302),
         # openat mkdirat unlinkat fchownat utimensat fchmodat fchmodat2 | symlinkat |
         # renameat renameat2 linkat
         dirfd=(
@@ -114,15 +123,18 @@ _SYSCALLS = {
         clone3=435,
         prctl=167,
         openat2=437,
+        fcntl=25,
+        ioctl=29,
         refused=(
             *(221, 281),
             *(117, 270, 271, 272, 438, 424, 130),
+            *(140, 30, 440),
             *(264, 265),
             *(40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442),
             *(280, 241, 282, 425, 426, 427, 219, 217, 218, 92, 104, 294, 105, 273, 106),
             *(224, 225, 142, 89, 170, 112, 171, 266, 116, 58, 33, 60),
         ),
-        signals=(129, 131, 138, 240),
+        signals=(129, 131, 138, 240, 122, 119, 118, 274, 238, 239, 261),
         dirfd=(
             *((n, (0,)) for n in (56, 34, 35, 54, 88, 53, 452)),
             (36, (1,)),
@@ -285,6 +297,8 @@ def _process_filter(machine: str, pid: int, confine_dirfd: bool) -> tuple[bytes,
     program.extend((_JEQ_K, number, "deny", None) for number in table.refused)
     program.extend((_JEQ_K, number, "signal", None) for number in table.signals)
     program.append((_JEQ_K, table.prctl, "prctl", None))
+    program.append((_JEQ_K, table.fcntl, "fcntl", None))
+    program.append((_JEQ_K, table.ioctl, "ioctl", None))
     dirfd_blocks: dict[str, tuple[int, ...]] = {}
     if confine_dirfd:
         program.append((_JEQ_K, table.openat2, "nosys", None))
@@ -306,6 +320,11 @@ def _process_filter(machine: str, pid: int, confine_dirfd: bool) -> tuple[bytes,
     program.append((_LD_ABS_W, 16, None, None))
     program.extend((_JEQ_K, option, "deny", None) for option in _REFUSED_PRCTL)
     program.append((_RET_K, _RET_ALLOW, None, None))
+    for label, refused in (("fcntl", _REFUSED_FCNTL), ("ioctl", _REFUSED_IOCTL)):
+        labels[label] = len(program)  # their second argument: the command
+        program.append((_LD_ABS_W, 24, None, None))
+        program.extend((_JEQ_K, command, "deny", None) for command in refused)
+        program.append((_RET_K, _RET_ALLOW, None, None))
     for label, indices in dirfd_blocks.items():  # relative to the working directory only
         labels[label] = len(program)
         for position, index in enumerate(indices):
@@ -348,8 +367,13 @@ def forbid_process_creation(*, confine_dirfd: bool = False) -> None:
       ``CLONE_THREAD``, ``execve``, ``execveat`` (``clone3`` gets ``ENOSYS``, so the C
       library falls back to ``clone`` for threads);
     - access to other processes: ``ptrace``, ``process_vm_readv``/``writev``, ``kcmp``,
-      ``pidfd_getfd``, ``pidfd_send_signal``, ``tkill``, and ``kill``/``tgkill``/
-      ``rt_(tg)sigqueueinfo`` of any process but this one;
+      ``pidfd_getfd``, ``pidfd_send_signal``, ``process_madvise``, ``tkill``,
+      ``setpriority``, ``ioprio_set``; ``kill``/``tgkill``/``rt_(tg)sigqueueinfo``,
+      ``sched_setaffinity``/``setscheduler``/``setparam``/``setattr``,
+      ``migrate_pages``, ``move_pages`` and ``prlimit64`` of any process but this one;
+      and naming another process as the owner of a descriptor, which the kernel then
+      signals (``SIGIO``, or any signal chosen with ``F_SETSIG``): ``fcntl``
+      ``F_SETOWN``/``F_SETOWN_EX``/``F_SETSIG``, ``ioctl`` ``FIOSETOWN``/``SIOCSPGRP``;
     - escaping or changing the filesystem view and the kernel: ``open_by_handle_at``,
       ``name_to_handle_at``, ``mount`` and the new mount API, ``pivot_root``,
       ``chroot``, ``unshare``, ``setns``, ``mknod(at)``, ``bpf``, ``perf_event_open``,
