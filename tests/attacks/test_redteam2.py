@@ -122,20 +122,25 @@ def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
 ROUTES_CHILD = """
 import fcntl, os, resource, socket, struct, sys
 from ptcbox.sandbox._rlimits import forbid_process_creation, set_no_new_privs
+target = int(sys.argv[1])
+# every call would change nothing if it were allowed (current values), so that a
+# broken filter cannot renice or pin this machine's processes while the test runs
+nice = os.getpriority(os.PRIO_PROCESS, target)
+cpus = os.sched_getaffinity(target)
+files = resource.prlimit(target, resource.RLIMIT_NOFILE)
 set_no_new_privs()
 forbid_process_creation(confine_dirfd=True)
-target = int(sys.argv[1])
 a, b = socket.socketpair()
 routes = {
     "fcntl F_SETOWN_EX": lambda: fcntl.fcntl(a.fileno(), 15, struct.pack("ii", 1, target)),
     "ioctl FIOSETOWN": lambda: fcntl.ioctl(a.fileno(), 0x8901, struct.pack("i", target)),
     "ioctl SIOCSPGRP": lambda: fcntl.ioctl(a.fileno(), 0x8902, struct.pack("i", target)),
-    "sched_setaffinity": lambda: os.sched_setaffinity(target, {0}),
-    "sched_setscheduler": lambda: os.sched_setscheduler(target, os.SCHED_BATCH, os.sched_param(0)),
+    "sched_setaffinity": lambda: os.sched_setaffinity(target, cpus),
+    "sched_setscheduler": lambda: os.sched_setscheduler(target, os.SCHED_OTHER, os.sched_param(0)),
     "sched_setparam": lambda: os.sched_setparam(target, os.sched_param(0)),
-    "setpriority (process)": lambda: os.setpriority(os.PRIO_PROCESS, target, 19),
-    "setpriority (user)": lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19),
-    "prlimit": lambda: resource.prlimit(target, resource.RLIMIT_NOFILE, (16, 16)),
+    "setpriority (process)": lambda: os.setpriority(os.PRIO_PROCESS, target, nice),
+    "setpriority (user)": lambda: os.setpriority(os.PRIO_USER, os.getuid(), nice),
+    "prlimit": lambda: resource.prlimit(target, resource.RLIMIT_NOFILE, files),
     "own prlimit": lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)),
     "own fcntl F_GETFL": lambda: fcntl.fcntl(a.fileno(), fcntl.F_GETFL),
     "own sched_getaffinity": lambda: os.sched_getaffinity(0),
@@ -166,8 +171,8 @@ def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
         )
         lines = dict(line.rsplit(" ", 1) for line in done.stdout.splitlines() if " " in line)
         assert lines, done.stderr
-        before = psutil.Process(helper.pid)
-        assert before.nice() == 0 and before.cpu_affinity() == list(range(os.cpu_count() or 1))
+        target, ours = psutil.Process(helper.pid), psutil.Process()  # it inherited ours
+        assert (target.nice(), target.cpu_affinity()) == (ours.nice(), ours.cpu_affinity())
     finally:
         helper.kill()
         helper.wait()
