@@ -21,6 +21,7 @@ from _leaks import no_leaks, snapshot
 
 from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.errors import RuntimeClosedError
+from ptcbox.runtimes._worker_handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -200,12 +201,17 @@ def test_a_worker_released_as_the_loop_stops_is_still_killed_and_closed(then: st
     and closes first, the next loop or ``aclose`` does it: no worker and no host socket
     is left behind."""
     runtime = SubprocessRuntime()
-    used: list[int] = []
+    released: list[WorkerHandle] = []
+    release = runtime._pool.release
+
+    def recording_release(worker: WorkerHandle) -> None:
+        released.append(worker)
+        release(worker)
+
+    runtime._pool.release = recording_release  # type: ignore[method-assign]
 
     async def once() -> Any:
-        result = await runtime.execute("add(a=1, b=2)", TOOLS)
-        used.extend(w.pid for w in runtime._pool._workers.values() if w not in runtime._pool._idle)
-        return result.value
+        return (await runtime.execute("add(a=1, b=2)", TOOLS)).value
 
     async def once_then_stop() -> Any:
         value = await once()
@@ -219,7 +225,7 @@ def test_a_worker_released_as_the_loop_stops_is_still_killed_and_closed(then: st
         assert task.result() == 3
     finally:
         loop.close()
-    workers = [runtime._pool._workers[pid] for pid in used]
+    workers = list(released)
     assert runtime._pool._releasing == set(workers) and len(workers) == 1
     if then == "another loop":
         assert asyncio.run(once()) == 3

@@ -358,6 +358,11 @@ class WorkerPool:
         if not self.closed:
             self._refill()
 
+    @property
+    def busy(self) -> int:
+        """Execution slots in use."""
+        return self._busy
+
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """Hold one of ``max_workers`` execution slots for the ``async with`` block."""

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -44,6 +44,7 @@ DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """Host environment variables a worker inherits by default (nothing secret)."""
 
 _JOIN_S = 2.0
+_CPUS = len(os.sched_getaffinity(0))
 _BASE_ENV: Final = {
     "PATH": "/usr/bin:/bin",
     "PYTHONDONTWRITEBYTECODE": "1",
@@ -198,11 +199,11 @@ class SubprocessRuntime:
             RuntimeClosedError: The runtime is closed.
             WorkerStartError: The template process cannot start.
         """
-        frame, specs, seconds = self._prepare(code, namespace, timeout, extra_globals, False)
+        prepared = self._prepare(code, namespace, timeout, extra_globals, False)
         async with self._pool.slot():
             worker = await self._pool.take_worker()
             try:
-                _, result = await self._run(worker, frame, specs, seconds, on_tool_call, on_output)
+                _, result = await self._run(worker, prepared, on_tool_call, on_output)
             finally:
                 self._pool.release(worker)
             return result
@@ -268,7 +269,7 @@ class SubprocessRuntime:
         timeout: float | None,
         extra_globals: Mapping[str, Any] | None,
         session: bool,
-    ) -> tuple[bytes, dict[str, ToolSpec], float]:
+    ) -> _Prepared:
         self._check_open()
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
@@ -285,22 +286,32 @@ class SubprocessRuntime:
             frame = encode_message(message)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"code or tool docs cannot be sent to the worker: {exc}") from None
-        return frame, specs, seconds
+        # a hint only (see HostExecution.run): a sync tool called under another name is
+        # served all the same
+        names_sync_tool = any(name in code for name, spec in specs.items() if not spec.is_async)
+        return _Prepared(frame, specs, seconds, names_sync_tool)
 
-    async def _run(  # noqa: PLR0917
+    async def _run(
         self,
         worker: WorkerHandle,
-        frame: bytes,
-        specs: dict[str, ToolSpec],
-        seconds: float,
+        prepared: _Prepared,
         on_tool_call: ToolCallCallback | None,
         on_output: OutputCallback | None,
     ) -> tuple[Outcome, CodeResult]:
         started = time.perf_counter()
+        seconds = prepared.seconds
         execution = HostExecution(
-            worker, specs, self.policy, self._threads, self._executor, on_tool_call, on_output
+            worker,
+            prepared.specs,
+            self.policy,
+            self._threads,
+            self._executor,
+            on_tool_call,
+            on_output,
         )
-        outcome = await execution.run(frame, seconds)
+        # a channel thread polling from the start needs a CPU the worker does not use
+        thread_reads = prepared.names_sync_tool and self._pool.busy < _CPUS
+        outcome = await execution.run(prepared.frame, seconds, thread_reads=thread_reads)
         if outcome[0] == "observer":
             raise outcome[1]
         if outcome[0] == "eof" and self._closed:
@@ -316,6 +327,15 @@ class SubprocessRuntime:
                     error_type=type(limit).__name__,
                 )
         return outcome, result
+
+
+class _Prepared(NamedTuple):
+    """An execution's ``run`` frame and what the host needs to serve it."""
+
+    frame: bytes
+    specs: dict[str, ToolSpec]
+    seconds: float
+    names_sync_tool: bool
 
 
 def _doc(spec: ToolSpec) -> str | None:

@@ -103,12 +103,6 @@ class CallHandler:
         with contextlib.suppress(OSError):
             self._sendall(data)
 
-    def _reply_from(self, data: bytes, on_loop: bool) -> None:
-        if on_loop:  # never block the loop on a full socket buffer
-            self._send_later(data)
-        else:
-            self._reply(data)
-
     def _send_later(self, data: bytes) -> None:
         """Queue a frame for the worker (any thread); never blocks.
 
@@ -189,7 +183,7 @@ class CallHandler:
                 "limit": limit,
                 "observed": self._calls,
             }
-            self._reply_from(encode_message(refusal), on_loop)
+            self._send_later(encode_message(refusal))  # it may not be read yet
             return None
         index = len(self.records)
         self.records.append(None)
@@ -199,7 +193,7 @@ class CallHandler:
             text = str(exc)
             call = PendingCall(call_id, spec, raw_arguments(args, kwargs), index)
             self._record(call, False, f"TypeError: {text}")
-            self._reply_from(error_frame(call_id, "TypeError", name, text), on_loop)
+            self._send_later(error_frame(call_id, "TypeError", name, text))
             return None
         call = PendingCall(call_id, spec, arguments, index)
         if spec.is_async or message.get("async") is True:

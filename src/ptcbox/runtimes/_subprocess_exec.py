@@ -47,6 +47,7 @@ __all__ = ["HostExecution", "Outcome"]
 
 _RECV_BYTES = 64 * 1024  # below malloc's mmap threshold: no mmap/munmap per recv
 _DRAIN_S = 0.25
+_START_SPIN_S = 0.003  # a warm worker's first call comes within ~1 ms of the run frame
 _EXIT_REPORT_S = 2.0
 _ERROR_TYPE_CHARS = 100
 
@@ -108,18 +109,26 @@ class HostExecution(CallHandler):
 
     # -- the loop's side -----------------------------------------------------------------
 
-    async def run(self, run_frame: bytes, timeout: float) -> Outcome:
+    async def run(self, run_frame: bytes, timeout: float, *, thread_reads: bool = False) -> Outcome:
         """Send ``run_frame`` and wait for the outcome; kill the worker unless it is done.
+
+        Args:
+            run_frame: The ``run`` message.
+            timeout: Seconds until the worker is killed.
+            thread_reads: Let a channel thread read the socket from the start, polling
+                through the worker's start-up, so that a sync tool's first call runs at
+                once (no hand-over from the loop). Worth it when the snippet names a
+                sync tool and a CPU is free. Otherwise the loop reads until a sync tool
+                is called.
 
         On cancellation the worker's process group is killed before the
         ``CancelledError`` propagates.
         """
         sock = self.worker.sock
         sock.setblocking(True)  # threads block; the loop passes MSG_DONTWAIT
-        # Everything the loop needs is set up before the frame goes: once it is sent,
-        # the worker may be waiting for this CPU, so the loop goes idle at once.
-        self._loop.add_reader(self._fd, self._on_readable)
-        self._reading = True
+        if not (thread_reads and self._serve_from_thread(None, [], None)):
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._reading = True
         deadline = self._loop.call_later(timeout, self._finish, ("timeout", None))
         try:
             sent = sock.send(run_frame, socket.MSG_DONTWAIT)
@@ -189,12 +198,8 @@ class HostExecution(CallHandler):
                     break
                 if isinstance(step, PendingCall):  # a sync tool: hand the socket to a thread
                     self._stop_reading()
-                    self.worker.enter()
-                    try:
-                        self.threads.submit(self._serve, step, frames[index + 1 :], error)
-                    except RuntimeError:  # the runtime is closing
-                        self.worker.leave()
-                        self._finish(("eof", None))
+                    if not self._serve_from_thread(step, frames[index + 1 :], error):
+                        self._finish(("eof", None))  # the runtime is closing
                     return
                 if step is not None:
                     self._stop_reading()
@@ -218,14 +223,38 @@ class HostExecution(CallHandler):
             return frames, exc
         return frames, None
 
+    def _serve_from_thread(
+        self,
+        first: PendingCall | None,
+        frames: list[tuple[int, bytes]],
+        error: WireProtocolError | None,
+    ) -> bool:
+        """Hand the socket to a channel thread; ``False`` when the runtime is closing."""
+        self.worker.enter()
+        try:
+            self.threads.submit(self._serve, first, frames, error)
+        except RuntimeError:
+            self.worker.leave()
+            return False
+        return True
+
     def _serve(
-        self, first: PendingCall, frames: list[tuple[int, bytes]], error: WireProtocolError | None
+        self,
+        first: PendingCall | None,
+        frames: list[tuple[int, bytes]],
+        error: WireProtocolError | None,
     ) -> None:
-        """The channel thread: run sync tools where the calls arrive, until ``done``."""
+        """The channel thread: run sync tools where the calls arrive, until ``done``.
+
+        ``first`` is ``None`` when the thread reads from the start: its first wait
+        polls through the worker's start-up (:data:`_START_SPIN_S`).
+        """
         outcome: Outcome = ("eof", None)
         calls_in = SpinningReceiver(self.worker.sock, _RECV_BYTES)
+        window = _START_SPIN_S if first is None else None
         try:
-            self._run_inline(first)
+            if first is not None:
+                self._run_inline(first)
             while True:
                 for kind, payload in frames:
                     step = self._on_frame(kind, payload, on_loop=False)
@@ -236,7 +265,8 @@ class HostExecution(CallHandler):
                         return
                 if error is not None:
                     raise error
-                data = calls_in.recv(poll=not self._decoder.pending_bytes)
+                data = calls_in.recv(poll=not self._decoder.pending_bytes, spin_seconds=window)
+                window = None
                 if not data:
                     return
                 frames, error = self._split(data)

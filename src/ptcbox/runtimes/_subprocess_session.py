@@ -55,7 +55,7 @@ class SubprocessSession:
             raise RuntimeClosedError("session")
         if self._ended is not None:
             raise SessionEndedError(self._ended)
-        frame, specs, seconds = runtime._prepare(code, namespace, timeout, extra_globals, True)
+        prepared = runtime._prepare(code, namespace, timeout, extra_globals, True)
         async with self._lock, runtime._pool.slot():
             if self._closed:
                 raise RuntimeClosedError("session")
@@ -65,7 +65,7 @@ class SubprocessSession:
                 self._worker = await runtime._pool.take_worker()
             try:
                 outcome, result = await runtime._run(
-                    self._worker, frame, specs, seconds, on_tool_call, on_output
+                    self._worker, prepared, on_tool_call, on_output
                 )
             except BaseException:
                 self._end("the execution was cancelled or failed in the host")

@@ -300,22 +300,24 @@ class SpinningReceiver:
         self._skip = 0
         self._backoff = 0
 
-    def recv(self, *, poll: bool = True) -> bytes:
+    def recv(self, *, poll: bool = True, spin_seconds: float | None = None) -> bytes:
         """Return what ``sock.recv(max_bytes)`` returns (``b""`` at the end of the stream).
 
         Args:
             poll: ``False`` blocks at once, e.g. in the middle of a frame, where a peer
                 sending a byte at a time would otherwise keep this side polling.
+            spin_seconds: This wait's polling window, if not the receiver's.
 
         Raises:
             OSError: As ``recv`` does.
         """
         sock = self._sock
-        if poll and self._spin > 0:
+        window = self._spin if spin_seconds is None or self._spin <= 0 else spin_seconds
+        if poll and window > 0:
             if self._skip:
                 self._skip -= 1
             else:
-                end = time.perf_counter() + self._spin
+                end = time.perf_counter() + window
                 while True:
                     try:
                         data = sock.recv(self._max, socket.MSG_DONTWAIT)
