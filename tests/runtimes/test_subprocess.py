@@ -115,6 +115,31 @@ async def test_the_rehearsal_leaves_nothing_behind_for_the_first_execution() -> 
         assert (await runtime.execute(sockets, TOOLS)).value == 1  # the host's socket only
 
 
+@pytest.mark.parametrize(
+    ("code", "value"),
+    [
+        # named: a channel thread reads from the start; output and value still arrive
+        ("add\nfor i in range(3000):\n    print('line', i)\n'done'", "done"),
+        (
+            "import asyncio\nawait asyncio.gather(fetch(q='a'), fetch(q='b'))\nawait add(a=1, b=2)",
+            3,
+        ),
+        # not named (the hint misses it): the loop reads and hands over at the first call
+        ("f = globals()['a' + 'dd']\n[f(a=1, b=i) for i in range(3)]", [1, 2, 3]),
+    ],
+)
+async def test_sync_calls_are_served_whether_or_not_the_code_names_the_tool(
+    code: str, value: Any
+) -> None:
+    seen: list[str] = []
+    async with no_leaks(), SubprocessRuntime(TRUSTED) as runtime:
+        result = await runtime.execute(code, TOOLS, on_tool_call=lambda c: seen.append(c.name))
+    assert (result.value, result.error) == (value, None)
+    if value == "done":
+        assert result.stdout.count("\n") == 3000 and result.stdout.endswith("line 2999\n")
+    assert seen == [c.name for c in result.tool_calls]
+
+
 async def test_tool_results_cross_as_json_converted_deterministically() -> None:
     async with no_leaks(), SubprocessRuntime() as runtime:
         result = await runtime.execute("r = odd_result()\n[r, add(2**70, 1)]", TOOLS)
