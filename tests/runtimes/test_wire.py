@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,7 @@ from ptcbox.runtimes._wire import (
     SpinningReceiver,
     encode_message,
     encode_output,
+    encode_plain_call,
     field,
     parse_message,
     reply_frame,
@@ -188,3 +191,32 @@ def test_spinning_receiver_backs_off_after_empty_polls() -> None:
         peer.sendall(b"y")  # found while polling
         assert receiver.recv() == b"y"
         assert (receiver._skip, receiver._backoff) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ([], {"i": 5}),
+        ([1, -(2**62) + 1, 2.5, 1e300, -0.0, True, False, None, 'a"b\\\n\x00'], {"k": "v"}),
+        ([], {}),
+    ],
+)
+def test_plain_call_frames_equal_the_general_encoding(
+    args: list[Any], kwargs: dict[str, Any]
+) -> None:
+    fast = encode_plain_call(7, "lookup_café", args, kwargs)
+    general = encode_message(
+        {"t": "call", "id": 7, "name": "lookup_café", "args": args, "kwargs": kwargs},
+        stdlib=True,
+        orjson_safe=True,
+    )
+    assert fast[4] == general[4] == KIND_JSON
+    [(kind, payload)] = _decode_all(fast)
+    assert parse_message(kind, payload) == parse_message(kind, payload, stdlib=True)
+    assert parse_message(kind, payload) == json.loads(general[5:])
+
+
+@pytest.mark.parametrize("text", [b' {"t":"x"}', b'{"t":"x"} ', b'{"t":"x"}{}', b""])
+def test_the_stdlib_decoder_takes_exactly_one_object(text: bytes) -> None:
+    with pytest.raises(WireProtocolError, match="malformed message"):
+        parse_message(KIND_JSON_BIGINT, text)

@@ -100,8 +100,11 @@ class CallHandler:
             self.worker.sock.sendall(data)
 
     def _reply(self, data: bytes) -> None:
-        with contextlib.suppress(OSError):
-            self._sendall(data)
+        try:
+            with self._send_lock:
+                self.worker.sock.sendall(data)
+        except OSError:  # the worker is gone
+            pass
 
     def _send_later(self, data: bytes) -> None:
         """Queue a frame for the worker (any thread); never blocks.
@@ -149,10 +152,18 @@ class CallHandler:
 
     def _on_call(self, message: dict[str, Any], on_loop: bool) -> PendingCall | None:
         """Check a call; return it when a sync tool must run it, else start or refuse it."""
-        call_id = field(message, "id", int)
-        name = field(message, "name", str)
-        args = field(message, "args", list)
-        kwargs = field(message, "kwargs", dict)
+        call_id, name = message.get("id"), message.get("name")
+        args, kwargs = message.get("args"), message.get("kwargs")
+        if not (  # exact types (no bool id); else field() says what is wrong
+            type(call_id) is int
+            and type(name) is str
+            and type(args) is list
+            and type(kwargs) is dict
+        ):
+            call_id = field(message, "id", int)
+            name = field(message, "name", str)
+            args = field(message, "args", list)
+            kwargs = field(message, "kwargs", dict)
         spec = self.specs.get(name)
         if spec is None:
             raise WireProtocolError(f"the worker called an unknown tool {name[:100]!r}")

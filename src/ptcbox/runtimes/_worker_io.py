@@ -36,6 +36,7 @@ from ptcbox.runtimes._wire import (
     SpinningReceiver,
     encode_message,
     encode_output,
+    encode_plain_call,
     parse_message,
 )
 
@@ -173,7 +174,10 @@ class WorkerChannel:
         ``orjson_safe``: its ints fit in 64 bits and its text has no lone surrogates
         (see :func:`~ptcbox.runtimes._wire.encode_message`).
         """
-        frame = encode_message(message, stdlib=True, orjson_safe=orjson_safe)
+        self.send_frame(encode_message(message, stdlib=True, orjson_safe=orjson_safe))
+
+    def send_frame(self, frame: bytes) -> None:
+        """Send one encoded message frame, after the output written before it."""
         with self.send_lock:
             pending = self.stdout.take_frames() + self.stderr.take_frames()
             self.sock.sendall(pending + frame if pending else frame)
@@ -264,18 +268,22 @@ class WorkerChannel:
                 raise argument_size_error(name, size)
         self._next_id += 1
         call_id = self._next_id
-        message = {
-            "t": "call",
-            "id": call_id,
-            "name": name,
-            "args": plain_args if plain_args is not None else to_jsonable(list(args)),
-            "kwargs": kwargs if plain_kwargs else to_jsonable(kwargs),
-        }
         loop = asyncio._get_running_loop()
-        if loop is not None:
-            message["async"] = True
-        try:  # plain scalars and ASCII text: the host may decode it with orjson
-            self.send(message, orjson_safe=plain_args is not None and plain_kwargs)
+        try:
+            if plain_args is not None and plain_kwargs and loop is None:  # the usual case
+                self.send_frame(encode_plain_call(call_id, name, plain_args, kwargs))
+            else:
+                message = {
+                    "t": "call",
+                    "id": call_id,
+                    "name": name,
+                    "args": plain_args if plain_args is not None else to_jsonable(list(args)),
+                    "kwargs": kwargs if plain_kwargs else to_jsonable(kwargs),
+                }
+                if loop is not None:
+                    message["async"] = True
+                # plain scalars and ASCII text: the host may decode it with orjson
+                self.send(message, orjson_safe=plain_args is not None and plain_kwargs)
         except WireProtocolError:  # the encoding is over the frame limit
             size = json_size_over([args, kwargs], MAX_TOOL_DATA_BYTES)
             raise argument_size_error(name, size or MAX_TOOL_DATA_BYTES + 1) from None
