@@ -234,7 +234,9 @@ async def test_warnings_of_a_snippet_go_to_its_stderr(runtime: Any) -> None:
         )
     assert result.ok
     assert "UserWarning: old tool" in result.stderr
-    assert host_warnings == []
+    # only the snippet's warning matters: garbage of earlier tests collected meanwhile
+    # (an unclosed event loop's ResourceWarning) may be recorded too
+    assert [str(w.message) for w in host_warnings if "old tool" in str(w.message)] == []
 
 
 async def test_session_survives_a_timeout(runtime: Any) -> None:
