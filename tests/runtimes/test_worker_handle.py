@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import psutil
 import pytest
 
 from ptcbox.runtimes._worker_handle import WorkerHandle
@@ -124,3 +127,50 @@ def test_the_stat_descriptor_is_closed_with_the_handle(spawn: Spawn, how: str) -
     with pytest.raises(OSError):
         os.fstat(stat_fd)
     assert handle._stat_fd is None
+
+
+_VFORK_HELPER = r"""
+#include <unistd.h>
+int main(void) {
+    pid_t child = vfork();
+    if (child == 0) {  /* the parent waits uninterruptibly ("D") until this exits */
+        sleep(120);
+        _exit(0);
+    }
+    return 0;
+}
+"""
+
+
+def test_an_uninterruptible_sleeper_with_a_stop_pending_is_not_runnable(
+    tmp_path: Path,
+) -> None:
+    """A process in uninterruptible sleep ("D", e.g. a worker still setting up) is not
+    woken by SIGSTOP: the signal stays pending and stops it later. Its state alone must
+    not make it runnable (a fresh-clone CI run once handed out such a worker)."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler to build the vfork helper")
+    source = tmp_path / "vfork.c"
+    source.write_text(_VFORK_HELPER)
+    binary = tmp_path / "vfork"
+    subprocess.run([gcc, str(source), "-o", str(binary)], check=True, capture_output=True)
+    proc = subprocess.Popen([str(binary)])
+    host, peer = socket.socketpair()
+    peer.close()
+    handle = WorkerHandle(proc.pid, host, os.pidfd_open(proc.pid))
+    vfork_child = None
+    try:
+        assert _wait_state(proc.pid, "D") == "D"
+        vfork_child = psutil.Process(proc.pid).children()[0].pid
+        os.kill(proc.pid, signal.SIGSTOP)
+        time.sleep(0.05)
+        assert _state(proc.pid) == "D"  # still waiting for the vfork child, stop pending
+        assert not handle.runnable()
+    finally:
+        if vfork_child is not None:
+            os.kill(vfork_child, signal.SIGKILL)
+        proc.kill()
+        proc.wait()
+        handle.set_exit(None, None)
+        handle.close()

@@ -53,11 +53,14 @@ def _status(pid: int) -> tuple[bytes, bool]:
 def _asleep(stat_fd: int) -> bool | None:
     """From ``/proc/<pid>/stat`` (kept open): ``True`` when the process is asleep.
 
-    An idle worker sleeps in ``recv``. A sleeping process has no stop or kill signal
-    pending: sending one wakes it (the state is ``R`` by the time ``kill`` returns)
-    until it stops (``T``) or exits. ``False``: gone; ``None``: awake or unreadable,
-    so ask :func:`_process_runnable`. One ``pread`` of an open descriptor, which keeps
-    naming this process even after its pid is reused (reads then fail with ``ESRCH``).
+    An idle worker sleeps in ``recv`` (``S``, interruptible). Such a process has no
+    stop or kill signal pending: sending one wakes it (the state is ``R`` by the time
+    ``kill`` returns) until it stops (``T``) or exits. An uninterruptible sleep
+    (``D``, e.g. a worker still setting up) is not woken by a signal, which may then be
+    pending: like every other state it goes to :func:`_process_runnable`, which reads
+    the pending signals. ``False``: gone; ``None``: ask :func:`_process_runnable`. One
+    ``pread`` of an open descriptor, which keeps naming this process even after its pid
+    is reused (reads then fail with ``ESRCH``).
     """
     try:
         data = os.pread(stat_fd, 1024, 0)
@@ -70,7 +73,7 @@ def _asleep(stat_fd: int) -> bool | None:
         state, flags = fields[0], int(fields[6])
     except (IndexError, ValueError):
         return None
-    if state in (b"S", b"I", b"D") and not flags & _PF_EXITING:
+    if state == b"S" and not flags & _PF_EXITING:
         return True
     return None
 
