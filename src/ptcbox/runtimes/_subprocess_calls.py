@@ -100,11 +100,8 @@ class CallHandler:
             self.worker.sock.sendall(data)
 
     def _reply(self, data: bytes) -> None:
-        try:
-            with self._send_lock:
-                self.worker.sock.sendall(data)
-        except OSError:  # the worker is gone
-            pass
+        with contextlib.suppress(OSError):  # the worker is gone
+            self._sendall(data)
 
     def _send_later(self, data: bytes) -> None:
         """Queue a frame for the worker (any thread); never blocks.
@@ -114,16 +111,16 @@ class CallHandler:
         :data:`MAX_UNSENT_REPLY_BYTES` waiting, the execution ends.
         """
         with self._outbox_lock:
-            self._outbox.append(data)
-            self._outbox_bytes += len(data)
-            over = self._outbox_bytes > MAX_UNSENT_REPLY_BYTES
+            waiting = self._outbox_bytes + len(data)
+            over = waiting > MAX_UNSENT_REPLY_BYTES
+            if not over:  # past the cap nothing more is kept: the execution is ending
+                self._outbox.append(data)
+                self._outbox_bytes = waiting
             start = not (self._draining or over)
             if start:
                 self._draining = True
         if over:
-            limit = LimitExceeded(
-                "unread tool results", MAX_UNSENT_REPLY_BYTES, self._outbox_bytes, "bytes"
-            )
+            limit = LimitExceeded("unread tool results", MAX_UNSENT_REPLY_BYTES, waiting, "bytes")
             note = " (the code started tool calls without reading their results)"
             self._post(self._finish, ("limit", (limit, note)))
         elif start:
