@@ -600,13 +600,14 @@ os._exit(0)
 """
 
 
-def _thread_async_child(code: str) -> str:
+def _child_output(script: str, code: str, timeout: float) -> str:
+    """Run ``script`` with ``code`` in a child Python; its stdout, even if it hung."""
     try:
         done = subprocess.run(
-            [sys.executable, "-c", THREAD_ASYNC_CHILD, code],
+            [sys.executable, "-c", script, code],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=timeout,
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
@@ -646,17 +647,7 @@ def test_thread_runtime_stopped_async_snippet_never_runs_at_garbage_collection()
         "import asyncio\nwhile True:\n    try:\n        await asyncio.sleep(0)\n"
         "    except BaseException:\n        pass\n"
     )
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", GC_CHILD, code],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        out = done.stdout
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    out = _child_output(GC_CHILD, code, timeout=30)
     assert "all collected" in out, out
 
 
@@ -671,7 +662,7 @@ def test_thread_runtime_async_gather_of_busy_coroutines_stops_in_time() -> None:
         "import asyncio\nasync def w():\n    while True:\n        await asyncio.sleep(0)\n"
         "await asyncio.gather(*[w() for _ in range(50)])\n"
     )
-    out = _thread_async_child(code)
+    out = _child_output(THREAD_ASYNC_CHILD, code, timeout=60)
     line = next((row for row in out.splitlines() if row.startswith("returned")), "")
     assert line, out
     assert float(line.split()[1]) < 0.55, out

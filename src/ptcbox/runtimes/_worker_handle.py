@@ -68,14 +68,19 @@ def _asleep(stat_fd: int) -> bool | None:
         return False
     except OSError:
         return None
-    fields = data.rpartition(b")")[2].split()
-    try:
-        state, flags = fields[0], int(fields[6])
-    except (IndexError, ValueError):
-        return None
-    if state == b"S" and not flags & _PF_EXITING:
+    parsed = _state_and_flags(data)
+    if parsed is not None and parsed[0] == b"S" and not parsed[1] & _PF_EXITING:
         return True
     return None
+
+
+def _state_and_flags(stat: bytes) -> tuple[bytes, int] | None:
+    """The state letter and task flags in ``/proc/<pid>/stat`` text (``None``: garbled)."""
+    fields = stat.rpartition(b")")[2].split()  # after the command name, which may hold ")"
+    try:
+        return fields[0], int(fields[6])
+    except (IndexError, ValueError):
+        return None
 
 
 def _process_runnable(pid: int) -> bool:
@@ -88,10 +93,10 @@ def _process_runnable(pid: int) -> bool:
         state, pending = _status(pid)
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat:
-                flags = int(stat.read().rpartition(b")")[2].split()[6])
-        except (OSError, ValueError, IndexError):
+                parsed = _state_and_flags(stat.read())
+        except OSError:
             return False
-        if flags & _PF_EXITING:
+        if parsed is None or parsed[1] & _PF_EXITING:
             return False
     return not pending and state.decode() in _RUNNABLE_STATES
 
