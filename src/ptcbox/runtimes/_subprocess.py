@@ -27,6 +27,7 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._common import ToolSpec, ToolTable, resolve_timeout
+from ptcbox.runtimes._host_compile import host_compiled
 from ptcbox.runtimes._pool import WorkerPool
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._subprocess_exec import HostExecution, Outcome
@@ -278,6 +279,7 @@ class SubprocessRuntime:
         message = {
             "t": "run",
             "code": code,
+            "compiled": host_compiled(code, self.policy),
             "tools": [[name, _doc(spec)] for name, spec in specs.items()],
             "globals": _json_globals(extra_globals),
             "session": session,

@@ -37,6 +37,7 @@ from ptcbox._jsonable import scrub_text
 from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._awaitable import AwaitableToolCall
 from ptcbox.runtimes._common import SNIPPET_FILENAME, error_type_name, format_snippet_error
+from ptcbox.runtimes._host_compile import decode_compiled, encode_compiled
 from ptcbox.runtimes._value import capped_value
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes._worker_io import WorkerChannel, run_coroutine
@@ -292,15 +293,18 @@ def rehearse(
     host is involved; what the rehearsal sends is discarded with the socket.
     """
     ours, peer = pair
-    run = {
-        "t": "run",
-        "code": f"{_REHEARSAL_SNIPPET}# rehearsal {os.getpid()}\n",
-        "tools": [["tool", "Look rows up."]],
-        "globals": {},
-        "session": False,
-    }
+    code = f"{_REHEARSAL_SNIPPET}# rehearsal {os.getpid()}\n"
     reply = {"t": "result", "id": 1, "value": _REHEARSAL_REPLY}
     try:
+        compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+        run = {
+            "t": "run",
+            "code": code,
+            "compiled": encode_compiled(compiled),  # as the host sends it, see _host_compile
+            "tools": [["tool", "Look rows up."]],
+            "globals": {},
+            "session": False,
+        }
         peer.sendall(encode_message(run) + encode_message(reply))
         channel = WorkerChannel(ours)
         channel.send(_run(channel.receive(), channel, gate, _State(policy)))
@@ -381,7 +385,9 @@ def _run(
             namespace.update(fresh)
             namespace.pop(VALUE_NAME, None)
             state.injected = fresh
-        compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+        compiled = decode_compiled(message.get("compiled")) or compile_snippet(
+            code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
+        )
         try:
             if compiled.is_async:
                 run_coroutine(channel, eval(compiled.code, namespace))
