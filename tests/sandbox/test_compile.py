@@ -282,3 +282,75 @@ def test_transformed_tree_is_valid_python_for_every_node_kind() -> None:
     assert tree.body
     compiled = compile_snippet(code, SandboxPolicy())
     assert compiled.code.co_filename == "<snippet>"
+
+
+# -- the _alive_.running checks (see ptcbox.sandbox._transform.ALIVE_ATTR) ---------------
+
+ALIVE_SNIPPET = '''
+def f(x):
+    """Doc."""
+    try:
+        return g(x)
+    except ValueError:
+        return -1
+    finally:
+        done.append(x)
+g = lambda x: x * 2
+done = []
+[f(1), f.__doc__, done]
+'''
+
+
+class _Counter:
+    """Counts the reads of ``running`` (what the transform inserts)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    @property
+    def running(self) -> bool:
+        self.reads += 1
+        return True
+
+
+def _run_with(alive: object, code: str, *, os_enforced_limits: bool = False) -> object:
+    from ptcbox.sandbox import build_globals
+
+    policy = SandboxPolicy()
+    compiled = compile_snippet(code, policy, os_enforced_limits=os_enforced_limits)
+    namespace = build_globals(policy, tools={}, stdout=sys.stdout, stderr=sys.stderr, alive=alive)
+    exec(compiled.code, namespace)
+    return namespace[VALUE_NAME]
+
+
+def test_functions_lambdas_handlers_and_finally_blocks_check_that_they_may_run() -> None:
+    counter = _Counter()
+    assert _run_with(counter, ALIVE_SNIPPET) == [2, "Doc.", [1]]
+    assert counter.reads == 3  # f's entry, the lambda, the finally block (no except ran)
+    assert _run_with(counter, "try:\n    1 / 0\nexcept ZeroDivisionError:\n    pass\n0\n") == 0
+    assert counter.reads == 4
+
+
+def test_a_failing_check_stops_code_and_no_handler_can_swallow_it() -> None:
+    class Dead:
+        @property
+        def running(self) -> bool:
+            raise AttributeError("running")
+
+    code = "def f():\n    while True:\n        pass\n"
+    with pytest.raises(AttributeError):
+        _run_with(Dead(), code + "f()\n")
+    looping_handlers = (
+        "while True:\n    try:\n        1 / 0\n    except BaseException:\n        pass\n"
+    )
+    with pytest.raises(AttributeError):
+        _run_with(Dead(), looping_handlers)
+    with pytest.raises(AttributeError):
+        _run_with(Dead(), "while True:\n    try:\n        pass\n    finally:\n        pass\n")
+
+
+def test_the_subprocess_compile_has_no_checks_and_default_globals_pass_them() -> None:
+    counter = _Counter()
+    assert _run_with(counter, ALIVE_SNIPPET, os_enforced_limits=True) == [2, "Doc.", [1]]
+    assert counter.reads == 0
+    assert _run_with(None, ALIVE_SNIPPET) == [2, "Doc.", [1]]  # build_globals' default

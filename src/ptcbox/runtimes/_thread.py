@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
-
-import anyio
 
 from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
@@ -256,8 +255,13 @@ class ThreadRuntime:
             if self._closed:  # closed while this call was being set up
                 raise RuntimeClosedError("ThreadRuntime")
             submit(job)
-            with anyio.move_on_after(limit):
-                outcome = await asyncio.shield(future)
+            # asyncio's own timer: anyio.move_on_after imports its backend on first use,
+            # and an import while a snippet thread holds the GIL waits up to 5 ms (the
+            # switch interval) per file system call: seconds (G4)
+            with contextlib.suppress(TimeoutError):
+                outcome = await asyncio.wait_for(
+                    asyncio.shield(future), None if math.isinf(limit) else limit
+                )
             if outcome is _UNSET:
                 location = snippet_location(run.control.thread_id, code)
                 if run.control.request_stop("timeout"):

@@ -10,7 +10,9 @@ Warnings and ignored finalizer errors of a snippet thread go to that execution's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -26,9 +28,10 @@ from ptcbox.runtimes._common import (
     format_snippet_error,
 )
 from ptcbox.runtimes._thread_tools import Route, Run, current
-from ptcbox.runtimes._thread_worker import ExecutionInterrupted, current_control
+from ptcbox.runtimes._thread_worker import Control, ExecutionInterrupted, current_control
 from ptcbox.runtimes._value import capped_value
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._transform import ALIVE_ATTR
 
 if TYPE_CHECKING:
     from ptcbox.runtimes._thread_session import ThreadSession
@@ -96,6 +99,8 @@ class Job:
                     if outcome is not None:
                         outcome.finished_at = time.perf_counter()
                 if namespace is not None and self.session is None:
+                    if control.stop:  # no more snippet code: it fails at _alive_.running
+                        control.shelter()
                     namespace.clear()  # snippet finalizers run here, under the time limit
                 stopped = control.finish()
                 break
@@ -155,6 +160,7 @@ class Job:
             stdout=route.stdout,
             stderr=route.stderr,
             sleep=route.sleep,
+            alive=self.run.control.alive,
         )
         session = self.session
         if session is None:
@@ -186,7 +192,7 @@ def _run_async(code: CodeType, namespace: dict[str, Any]) -> None:
     assert control is not None
     coroutine = eval(code, namespace)
     loop = asyncio.new_event_loop()
-    loop.set_exception_handler(lambda loop, context: None)
+    loop.set_exception_handler(_on_loop_exception)
     try:
         task = loop.create_task(coroutine)
         control.attach_loop(loop, task)
@@ -196,9 +202,44 @@ def _run_async(code: CodeType, namespace: dict[str, Any]) -> None:
             if not control.stop and not loop.is_running():
                 _cancel_remaining(loop)  # tasks the snippet left behind, like asyncio.run
         finally:
-            control.detach_loop()
-            if not loop.is_running():
-                loop.close()
+            _close_loop(control, loop)
+
+
+def _on_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The snippet loop's exception handler: errors of callbacks are the snippet's own.
+
+    A callback swallows every exception it raises (the loop hands it here), the stop
+    included: stop the loop then, so that ``run_until_complete`` returns and the stop
+    reaches :func:`_run_async` (else each task that gets it just ends, and the rest go
+    on: G4, 50 busy tasks kept the thread, and the GIL, for seconds).
+    """
+    if isinstance(context.get("exception"), ExecutionInterrupted):
+        loop.stop()
+
+
+def _close_loop(control: Control, loop: asyncio.AbstractEventLoop) -> None:
+    """Close the snippet's loop in ``HOST`` state, where no stop can cut it half-way.
+
+    Raises :class:`ExecutionInterrupted` afterwards if the execution was stopped.
+    Coroutines of the snippet still suspended in the loop's tasks are left to the
+    garbage collector: their ``_alive_.running`` checks stop them wherever they are closed.
+    """
+    while True:
+        try:
+            control.shelter()
+            break
+        except ExecutionInterrupted:
+            continue
+    try:
+        control.detach_loop()
+        if loop.is_running():  # the stop cut run_forever's own clean-up short
+            asyncio.events._set_running_loop(None)
+            with contextlib.suppress(AttributeError):
+                loop._thread_id = None  # type: ignore[attr-defined]
+        with contextlib.suppress(RuntimeError):  # a loop implementation we cannot reset
+            loop.close()
+    finally:
+        control.leave_host()
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
@@ -239,8 +280,8 @@ def _wrap_showwarning(previous: Callable[..., Any]) -> Callable[..., Any]:
 def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def unraisablehook(unraisable: Any) -> None:
         exc = unraisable.exc_value
-        if isinstance(exc, ExecutionInterrupted):
-            return  # a finalizer of the snippet, stopped with it
+        if isinstance(exc, ExecutionInterrupted) or _refused_by_alive_check(exc):
+            return  # a finalizer of the snippet, stopped with it or after it
         control = current_control()
         if control is not None and control.stderr is not None and exc is not None:
             control.stderr.write(f"Exception ignored in a finalizer: {describe_exception(exc)}\n")
@@ -249,6 +290,13 @@ def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]
 
     setattr(unraisablehook, _MARK, True)
     return unraisablehook
+
+
+def _refused_by_alive_check(exc: BaseException | None) -> bool:
+    """Snippet code the garbage collector started after its execution (``ALIVE_ATTR``)."""
+    return (
+        type(exc) is AttributeError and exc.name == ALIVE_ATTR and type(exc.obj) is threading.local
+    )
 
 
 def install_hooks() -> None:

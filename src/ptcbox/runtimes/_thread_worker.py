@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 from ptcbox.runtimes._common import SNIPPET_FILENAME
+from ptcbox.sandbox._transform import ALIVE_ATTR
 
 __all__ = [
     "DONE",
@@ -117,6 +118,7 @@ class Control:
     """
 
     __slots__ = (
+        "alive",
         "futures",
         "left",
         "lock",
@@ -146,6 +148,9 @@ class Control:
         self.tracing = False
         self.saved_trace: Any = None
         self.stderr: Any = None
+        self.alive = threading.local()
+        """The snippet's ``_alive_`` global (``ptcbox.sandbox._transform.ALIVE_ATTR``):
+        ``running`` is set only in this execution's thread, in ``SNIPPET`` state."""
 
     @property
     def finished(self) -> bool:
@@ -161,6 +166,7 @@ class Control:
             if self.stop:
                 raise ExecutionInterrupted(self.reason)
             self.state = SNIPPET
+            setattr(self.alive, ALIVE_ATTR, True)
 
     def enter_host(self) -> None:
         """Switch to ``HOST`` state before calling host code (a tool, a sleep).
@@ -171,15 +177,36 @@ class Control:
         sees ``stop`` and raises without entering host code.
         """
         self.state = HOST
+        _not_running(self.alive)
         if self.stop:
             self.state = SNIPPET
+            setattr(self.alive, ALIVE_ATTR, True)
             with self.lock:
                 _clear_pending(self.thread_id)
             raise ExecutionInterrupted(self.reason)
 
+    def shelter(self) -> None:
+        """Switch to ``HOST`` state even after a stop, for clean-up that must not be cut
+        half-way (closing the snippet's event loop).
+
+        Nothing is injected until :meth:`leave_host`: a pending stop is dropped and the
+        line tracer removed (:meth:`leave_host` raises again if stopped, which re-arms
+        it). Snippet code that starts meanwhile fails at its first ``_alive_.running``
+        check. Call it in a retry loop: a stop may land before the lock is taken.
+        """
+        with self.lock:
+            self.state = HOST
+            _not_running(self.alive)
+            if self.thread_id:
+                _clear_pending(self.thread_id)
+            if self.tracing:
+                sys.settrace(self.saved_trace)
+                self.tracing = False
+
     def leave_host(self) -> None:
         """Back to the snippet; raises :class:`ExecutionInterrupted` if stopped meanwhile."""
         self.state = SNIPPET
+        setattr(self.alive, ALIVE_ATTR, True)
         if self.stop:
             raise ExecutionInterrupted(self.reason)
 
@@ -191,6 +218,7 @@ class Control:
         """
         with self.lock:
             self.state = DONE
+            _not_running(self.alive)
             if self.thread_id:
                 _clear_pending(self.thread_id)
             if self.tracing:
@@ -287,6 +315,10 @@ class Control:
         """Forget a finished host-side tool call."""
         with self.lock:
             self.futures.discard(future)
+
+
+def _not_running(alive: threading.local) -> None:
+    alive.__dict__.pop(ALIVE_ATTR, None)
 
 
 def _wake_inner_loops(thread_id: int) -> None:

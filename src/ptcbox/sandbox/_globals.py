@@ -6,6 +6,7 @@ import builtins
 import functools
 import sys
 import threading
+import types
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -16,6 +17,7 @@ from ptcbox.sandbox._modules import ImportHook
 from ptcbox.sandbox._names import is_reserved
 from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
 from ptcbox.sandbox._policy import SandboxPolicy
+from ptcbox.sandbox._transform import ALIVE_ATTR, ALIVE_NAME
 
 __all__ = ["TextSink", "build_globals"]
 
@@ -91,6 +93,7 @@ def build_globals(
     stdout: TextSink,
     stderr: TextSink,
     sleep: Callable[[float], None] | None = None,
+    alive: Any = None,
 ) -> dict[str, Any]:
     """Build the globals dict for one execution of a snippet compiled under ``policy``.
 
@@ -109,6 +112,12 @@ def build_globals(
         stdout: Receives ``print`` output (``write(str)``).
         stderr: Receives ``print(..., file=sys.stderr)`` output (trusted code).
         sleep: Replacement for ``time.sleep`` (e.g. interruptible); ``None`` keeps it.
+        alive: The object whose ``running`` attribute restricted code reads at the
+            start of every function, ``except`` and ``finally`` block
+            (:data:`~ptcbox.sandbox._transform.ALIVE_ATTR`); the read must raise when
+            the code must not run (its execution has ended). A global, not a builtin,
+            so that a session's functions use the current execution's. ``None``: an
+            object whose ``running`` is always there.
 
     Returns:
         A fresh globals dict; sessions may keep reusing it.
@@ -131,6 +140,7 @@ def build_globals(
             "__name__": "__main__",
             "__builtins__": b,
             SANDBOX_MARK_NAME: SANDBOX_MARK,
+            ALIVE_NAME: _ALWAYS_ALIVE if alive is None else alive,
         }
     else:
         b = _TRUSTED_BASE.copy()
@@ -148,6 +158,9 @@ def build_globals(
         else:
             g.update(tools)
     return g
+
+
+_ALWAYS_ALIVE = types.SimpleNamespace(**{ALIVE_ATTR: True})
 
 
 def _wrap_tool(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:

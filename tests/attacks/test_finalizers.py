@@ -1,0 +1,239 @@
+"""Snippet code that the garbage collector starts after its execution (G3 and its kind).
+
+A suspended generator or coroutine of a snippet that outlives its execution (in a
+reference cycle, or in a task of a stopped event loop) is closed by the garbage
+collector on whatever thread runs it, at any later time: ``GeneratorExit`` is thrown at
+its ``yield``/``await``, so its ``except`` and ``finally`` blocks and the ``__exit__``
+of its ``with`` blocks run there, outside any time limit. In the thread runtime that is
+a host thread (the main thread at ``gc.collect()``, or at interpreter exit). Each such
+code path starts with an ``_alive_()`` check (see ``ptcbox.sandbox._transform``) that
+stops it unless its execution is running it. Each attack runs in a child Python: on
+failure it would spin there forever.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHILD = """
+import asyncio, gc, sys, time
+from ptcbox import ThreadRuntime
+code, timeout = sys.argv[1], float(sys.argv[2])
+async def once():
+    runtime = ThreadRuntime()
+    result = await runtime.execute(code, {}, timeout=timeout)
+    await runtime.aclose()
+    return result
+for attempt in range(3):
+    result = asyncio.run(once())
+    print("result", result.ok, result.timed_out, result.error_type, result.stdout.strip(),
+          flush=True)
+    gc.collect()
+print("collected", flush=True)
+import os
+os._exit(0)
+"""
+
+
+def _run_child(code: str, timeout: float = 5.0) -> str:
+    """Run ``code`` three times in a child's ThreadRuntime, then ``gc.collect()``."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, textwrap.dedent(code), str(timeout)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or b""
+        return (out.decode() if isinstance(out, bytes) else out) + "\nchild hung"
+    return done.stdout + done.stderr
+
+
+GENERATOR_IN_A_CYCLE = {
+    "finally": """
+        def g():
+            try:
+                yield 1
+            finally:
+                while True:
+                    pass
+        """,
+    "except": """
+        def g():
+            try:
+                yield 1
+            except BaseException:
+                while True:
+                    pass
+        """,
+    "except GeneratorExit, spinning in a helper": """
+        def spin():
+            while True:
+                pass
+        def g(spin=spin):  # the globals are gone by then: bind it early
+            try:
+                yield 1
+            except GeneratorExit:
+                spin()
+        """,
+    "__exit__": """
+        class Forever:
+            def __enter__(self):
+                return self
+            def __exit__(self, *exc):
+                while True:
+                    pass
+        def g():
+            with Forever():
+                yield 1
+        """,
+    "__exit__ replaced by a decorator": """
+        def spin(*args):
+            while True:
+                pass
+        class Forever:
+            def __enter__(self):
+                return self
+            @(lambda f: spin)
+            def __exit__(self, *exc):
+                pass
+        def g():
+            with Forever():
+                yield 1
+        """,
+}
+
+
+@pytest.mark.parametrize("body", GENERATOR_IN_A_CYCLE.values(), ids=GENERATOR_IN_A_CYCLE)
+def test_a_finished_snippets_generator_never_runs_at_garbage_collection(body: str) -> None:
+    """The execution ends normally; its suspended generator sits in a cycle."""
+    code = textwrap.dedent(body) + "it = g()\nnext(it)\nbox = [it]\nbox.append(box)\nprint('ok')\n"
+    out = _run_child(code)
+    assert "collected" in out, out
+    assert out.count("result True False None ok") == 3, out
+
+
+def test_an_async_generator_in_a_cycle_never_runs_at_garbage_collection() -> None:
+    code = """
+        async def agen():
+            while True:
+                try:
+                    yield 1
+                except BaseException:
+                    pass
+        it = agen()
+        async for first in it:
+            break
+        box = [it]
+        box.append(box)
+        print('ok')
+        """
+    out = _run_child(code)
+    assert "collected" in out, out
+    assert out.count("result True False None ok") == 3, out
+
+
+def test_g3_a_stopped_async_snippet_never_runs_at_garbage_collection() -> None:
+    """G3: the stopped snippet's coroutine stays in a task of its closed event loop."""
+    code = """
+        import asyncio
+        print('started')
+        while True:
+            try:
+                await asyncio.sleep(0)
+            except BaseException:
+                pass
+        """
+    out = _run_child(code, timeout=0.05)
+    assert "collected" in out, out
+    assert out.count("result False True TimeoutError started") == 3, out
+
+
+def test_g3_stopped_tasks_of_the_snippet_never_run_at_garbage_collection() -> None:
+    code = """
+        import asyncio
+        async def stubborn():
+            while True:
+                try:
+                    await asyncio.sleep(0)
+                except BaseException:
+                    pass
+        tasks = [asyncio.create_task(stubborn()) for _ in range(5)]
+        print('started')
+        await asyncio.sleep(10)
+        """
+    out = _run_child(code, timeout=0.05)
+    assert "collected" in out, out
+    assert out.count("result False True TimeoutError started") == 3, out
+    assert "Exception ignored" not in out, out
+
+
+CONCURRENT_GC_CHILD = """
+import asyncio, gc, sys, threading
+from ptcbox import ThreadRuntime
+code = sys.argv[1]
+gc.disable()  # only the collection below, in the host's thread, finds the garbage
+async def main():
+    runtime = ThreadRuntime()
+    execution = asyncio.ensure_future(runtime.execute(code, {}, timeout=5))
+    await asyncio.sleep(0.3)  # the snippet has made its garbage and sleeps
+    gc.collect()  # in the host's loop thread, while the execution runs
+    print("collected while running", flush=True)
+    result = await execution
+    print("result", result.ok, result.stdout.strip(), result.error, flush=True)
+    await runtime.aclose()
+asyncio.run(main())
+import os
+os._exit(0)
+"""
+
+
+def test_garbage_collected_in_a_host_thread_during_the_execution_does_not_run_there() -> None:
+    """The host's own gc (here its event loop thread) may collect a running snippet's
+    garbage: the snippet code it would start there must not run, even though the
+    execution is still running (in another thread)."""
+    code = textwrap.dedent(GENERATOR_IN_A_CYCLE["finally"]) + (
+        "it = g()\nnext(it)\nbox = [it]\nbox.append(box)\ndel it, box\n"
+        "import time\ntime.sleep(1)\nprint('ok')\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CONCURRENT_GC_CHILD, code],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        out = done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        out = str(exc.stdout) + "\nchild hung"
+    assert "collected while running" in out, out
+    assert "result True ok" in out, out
+
+
+@pytest.mark.anyio
+async def test_a_sessions_generator_resumes_in_its_next_execution() -> None:
+    """The check follows the execution running now: a session's generator made in one
+    execution runs in the next, and its finally block runs when the session drops it."""
+    from ptcbox import ThreadRuntime
+
+    runtime = ThreadRuntime()
+    try:
+        async with runtime.session() as session:
+            first = await session.execute(
+                "log = []\ndef g():\n    try:\n        yield 1\n        yield 2\n"
+                "    finally:\n        log.append('closed')\nit = g()\nnext(it)\n",
+                {},
+            )
+            assert first.ok, first.error
+            second = await session.execute("[next(it), it.close(), log]\n", {})
+            assert second.ok, second.error
+            assert second.value == [2, None, ["closed"]]
+    finally:
+        await runtime.aclose()
