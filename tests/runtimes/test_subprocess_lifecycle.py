@@ -182,6 +182,30 @@ async def test_max_workers_bounds_concurrent_executions() -> None:
         assert active[1] == 2
 
 
+async def test_the_fast_hand_out_never_jumps_the_queue_for_a_slot() -> None:
+    """``take_idle_now`` (an idle worker and a slot without awaiting) gives up while
+    the slots are full or an execution waits for one; slots always come back."""
+    tools = {"hold": DirectProjection("hold", lambda: time.sleep(0.3))}
+    async with no_leaks(), SubprocessRuntime(max_workers=1, min_idle=2) as runtime:
+        pool = runtime._pool
+        first = asyncio.ensure_future(runtime.execute("hold()", tools))
+        while pool.busy < 1:
+            await anyio.sleep(0.01)
+        assert pool.take_idle_now() is None  # the only slot is taken
+        second = asyncio.ensure_future(runtime.execute("2", tools))
+        await anyio.sleep(0.05)
+        assert pool._slot_waiters and pool.take_idle_now() is None
+        results = await asyncio.gather(first, second)
+        assert [r.ok for r in results] == [True, True]
+        assert results[1].value == 2
+        assert pool.busy == 0
+        worker = pool.take_idle_now()
+        assert worker is not None and pool.busy == 1
+        pool.release(worker)
+        pool.free_slot()
+        assert pool.busy == 0
+
+
 async def test_a_dead_template_is_restarted() -> None:
     async with no_leaks(), SubprocessRuntime() as runtime:
         template = runtime._pool._proc

@@ -219,6 +219,7 @@ class WorkerPool:
             if kind == "worker" and len(fds) in (1, 2):
                 pidfd = fds[1] if len(fds) == 2 else None
                 sock = socket.socket(fileno=fds[0])
+                sock.setblocking(True)  # threads block on it; the loop passes MSG_DONTWAIT
                 self._on_worker(WorkerHandle(int(message["pid"]), sock, pidfd))
                 continue
             for fd in fds:
@@ -337,6 +338,37 @@ class WorkerPool:
                 raise
         raise error
 
+    def take_idle_now(self) -> WorkerHandle | None:
+        """The fast path of :meth:`slot` plus :meth:`take_worker`, without awaiting.
+
+        Takes an execution slot and a runnable idle worker at once when both are there
+        (and nobody waits for either); give them back with :meth:`release` and
+        :meth:`free_slot`. ``None`` when either must be waited for: use the slow path.
+        """
+        if (
+            self._busy >= self.max_workers
+            or self._slot_waiters
+            or self._ctl is None
+            or self.closed
+            or self._loop is not asyncio.get_running_loop()
+        ):
+            return None
+        while self._idle:
+            worker = self._idle.popleft()
+            if worker.runnable():
+                if not self._idle:
+                    self._refill()
+                self._busy += 1
+                return worker
+            worker.kill()  # dead or stopped (SIGSTOP): never hand it out
+            worker.close()
+        return None
+
+    def free_slot(self) -> None:
+        """Give back a slot taken by :meth:`take_idle_now`."""
+        self._busy -= 1
+        self._wake_slot()
+
     def release(self, worker: WorkerHandle) -> None:
         """Kill a worker that is done with and close its socket; refill the pool.
 
@@ -380,8 +412,7 @@ class WorkerPool:
         try:
             yield
         finally:
-            self._busy -= 1
-            self._wake_slot()
+            self.free_slot()
 
     def _wake_slot(self) -> None:
         while self._slot_waiters:

@@ -201,7 +201,16 @@ class SubprocessRuntime:
             WorkerStartError: The template process cannot start.
         """
         prepared = self._prepare(code, namespace, timeout, extra_globals, False)
-        async with self._pool.slot():
+        pool = self._pool
+        worker = pool.take_idle_now()
+        if worker is not None:  # the usual case, without the slot and start-up machinery
+            try:
+                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+            finally:
+                pool.release(worker)
+                pool.free_slot()
+            return result
+        async with pool.slot():
             worker = await self._pool.take_worker()
             try:
                 _, result = await self._run(worker, prepared, on_tool_call, on_output)

@@ -124,8 +124,7 @@ class HostExecution(CallHandler):
         On cancellation the worker's process group is killed before the
         ``CancelledError`` propagates.
         """
-        sock = self.worker.sock
-        sock.setblocking(True)  # threads block; the loop passes MSG_DONTWAIT
+        sock = self.worker.sock  # blocking: threads block; the loop passes MSG_DONTWAIT
         if not (thread_reads and self._serve_from_thread(None, [], None)):
             self._loop.add_reader(self._fd, self._on_readable)
             self._reading = True
