@@ -150,6 +150,21 @@ async def test_tool_results_cross_as_json_converted_deterministically() -> None:
         ]
 
 
+@pytest.mark.parametrize(
+    "value",
+    [None, True, 1.5, -(2**63), 2**63 - 1, 2**63, -(2**63) - 1, 2**100, "ascii", "é\U0001f600"],
+)
+async def test_the_value_crosses_exactly_whichever_json_decoder_reads_it(value: Any) -> None:
+    """The worker marks a ``done`` orjson-safe only for plain values (ints within 64
+    bits, ASCII text); orjson would read a bigger int as a float."""
+    async with no_leaks(), SubprocessRuntime(min_idle=0) as runtime:
+        result = await runtime.execute(f"{value!r}\n", {})
+        error = await runtime.execute(f"raise ValueError({value!r})\n", {})
+    assert result.ok, result.error
+    assert result.value == value and type(result.value) is type(value)
+    assert error.error is not None and str(value) in error.error
+
+
 async def test_extra_globals_must_be_json_compatible() -> None:
     async with no_leaks(), SubprocessRuntime() as runtime:
         result = await runtime.execute(

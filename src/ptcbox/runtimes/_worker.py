@@ -44,6 +44,7 @@ from ptcbox.runtimes._worker_io import WorkerChannel, run_coroutine
 from ptcbox.runtimes._worker_landlock import landlock_abi, read_paths, restrict_worker
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._audit import AuditGate, install_audit_hook
+from ptcbox.sandbox._globals import add_globals
 from ptcbox.sandbox._rlimits import (
     address_space_bytes,
     apply_run_limits,
@@ -307,7 +308,8 @@ def rehearse(
         }
         peer.sendall(encode_message(run) + encode_message(reply))
         channel = WorkerChannel(ours)
-        channel.send(_run(channel.receive(), channel, gate, _State(policy)))
+        done = _run(channel.receive(), channel, gate, _State(policy))
+        channel.send(done, orjson_safe=_orjson_safe(done))
     except Exception:  # a rehearsal never stops a worker from serving
         pass
     finally:
@@ -316,16 +318,19 @@ def rehearse(
 
 
 class _State:
-    __slots__ = ("globals", "injected", "policy")
+    __slots__ = ("globals", "injected", "policy", "prebuilt")
 
     def __init__(self, policy: SandboxPolicy) -> None:
         self.policy = policy
         self.globals: dict[str, Any] | None = None
         self.injected: dict[str, Any] = {}
+        self.prebuilt: dict[str, Any] | None = None  # globals without tools, made while idle
 
 
 def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> int:
     state = _State(policy)
+    # made now, off the critical path (the worker waits for its snippet anyway)
+    state.prebuilt = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
     while True:
         try:
             message = channel.receive()
@@ -337,7 +342,7 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
             return _EXIT_PROTOCOL
         done = _run(message, channel, gate, state)
         try:
-            channel.send(done)
+            channel.send(done, orjson_safe=_orjson_safe(done))
         except (WireProtocolError, MemoryError) as exc:
             reason = "out of memory" if isinstance(exc, MemoryError) else str(exc)
             done["value"] = None
@@ -346,6 +351,20 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
             channel.send(done)
         if not message.get("session"):
             return 0
+
+
+def _orjson_safe(done: dict[str, Any]) -> bool:
+    """``done`` carries no int beyond 64 bits and no lone surrogate (cheap cases only)."""
+    value, error = done["value"], done["error"]
+    kind = type(value)
+    plain = (
+        value is None
+        or kind is bool
+        or kind is float
+        or (kind is int and -(1 << 63) <= value < 1 << 63)
+        or (kind is str and value.isascii())
+    )
+    return plain and (error is None or error.isascii())
 
 
 def _run(
@@ -368,9 +387,11 @@ def _run(
     error_type: str | None = None
     truncated = False
     try:
-        built = build_globals(
-            policy, tools=tools, extra_globals=extra, stdout=channel.stdout, stderr=channel.stderr
-        )
+        built = state.prebuilt
+        state.prebuilt = None
+        if built is None:
+            built = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+        add_globals(built, policy, tools=tools, extra_globals=extra)
         namespace = state.globals
         if namespace is None:
             namespace = built

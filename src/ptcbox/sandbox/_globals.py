@@ -19,7 +19,7 @@ from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
 from ptcbox.sandbox._policy import SandboxPolicy
 from ptcbox.sandbox._transform import ALIVE_ATTR, ALIVE_NAME
 
-__all__ = ["TextSink", "build_globals"]
+__all__ = ["TextSink", "add_globals", "build_globals"]
 
 
 class TextSink(Protocol):
@@ -147,6 +147,25 @@ def build_globals(
         b["print"] = _make_print(stdout, stderr, getattr)
         b["ToolError"] = ToolError
         g = {"__name__": "__main__", "__builtins__": b}
+    add_globals(g, policy, tools=tools, extra_globals=extra_globals)
+    return g
+
+
+def add_globals(
+    g: dict[str, Any],
+    policy: SandboxPolicy,
+    *,
+    tools: Mapping[str, Callable[..., Any]],
+    extra_globals: Mapping[str, Any] | None = None,
+) -> None:
+    """Add tools and extra globals to ``g``, as :func:`build_globals` does.
+
+    For a globals dict built ahead of time with no tools and no extra globals (a
+    subprocess worker builds it while it waits for a snippet).
+
+    Raises:
+        ValueError: A name is reserved for the sandbox (see :func:`build_globals`).
+    """
     if extra_globals:
         _check_names(extra_globals, "extra_globals")
         g.update(extra_globals)
@@ -157,7 +176,6 @@ def build_globals(
                 g[name] = _wrap_tool(name, fn)
         else:
             g.update(tools)
-    return g
 
 
 _ALWAYS_ALIVE = types.SimpleNamespace(**{ALIVE_ATTR: True})
