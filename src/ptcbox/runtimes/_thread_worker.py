@@ -119,6 +119,7 @@ class Control:
 
     __slots__ = (
         "alive",
+        "alive_flags",
         "futures",
         "left",
         "lock",
@@ -151,6 +152,8 @@ class Control:
         self.alive = threading.local()
         """The snippet's ``_alive_`` global (``ptcbox.sandbox._transform.ALIVE_ATTR``):
         ``running`` is set only in this execution's thread, in ``SNIPPET`` state."""
+        self.alive_flags: dict[str, Any] = {}
+        """``alive``'s attributes in the snippet's thread (set by :meth:`enter`)."""
 
     @property
     def finished(self) -> bool:
@@ -166,7 +169,8 @@ class Control:
             if self.stop:
                 raise ExecutionInterrupted(self.reason)
             self.state = SNIPPET
-            setattr(self.alive, ALIVE_ATTR, True)
+            self.alive_flags = self.alive.__dict__
+            self.alive_flags[ALIVE_ATTR] = True
 
     def enter_host(self) -> None:
         """Switch to ``HOST`` state before calling host code (a tool, a sleep).
@@ -177,10 +181,10 @@ class Control:
         sees ``stop`` and raises without entering host code.
         """
         self.state = HOST
-        _not_running(self.alive)
+        self.alive_flags.pop(ALIVE_ATTR, None)
         if self.stop:
             self.state = SNIPPET
-            setattr(self.alive, ALIVE_ATTR, True)
+            self.alive_flags[ALIVE_ATTR] = True
             with self.lock:
                 _clear_pending(self.thread_id)
             raise ExecutionInterrupted(self.reason)
@@ -196,7 +200,7 @@ class Control:
         """
         with self.lock:
             self.state = HOST
-            _not_running(self.alive)
+            self.alive_flags.pop(ALIVE_ATTR, None)
             if self.thread_id:
                 _clear_pending(self.thread_id)
             if self.tracing:
@@ -206,7 +210,7 @@ class Control:
     def leave_host(self) -> None:
         """Back to the snippet; raises :class:`ExecutionInterrupted` if stopped meanwhile."""
         self.state = SNIPPET
-        setattr(self.alive, ALIVE_ATTR, True)
+        self.alive_flags[ALIVE_ATTR] = True
         if self.stop:
             raise ExecutionInterrupted(self.reason)
 
@@ -218,7 +222,7 @@ class Control:
         """
         with self.lock:
             self.state = DONE
-            _not_running(self.alive)
+            self.alive_flags.pop(ALIVE_ATTR, None)
             if self.thread_id:
                 _clear_pending(self.thread_id)
             if self.tracing:
@@ -315,10 +319,6 @@ class Control:
         """Forget a finished host-side tool call."""
         with self.lock:
             self.futures.discard(future)
-
-
-def _not_running(alive: threading.local) -> None:
-    alive.__dict__.pop(ALIVE_ATTR, None)
 
 
 def _wake_inner_loops(thread_id: int) -> None:
