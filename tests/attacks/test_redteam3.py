@@ -1,0 +1,753 @@
+"""Third red-team pass: ThreadRuntime's ``_alive_`` checks, SubprocessRuntime's host-side
+compile, and the pool's new fast paths.
+
+A blocked attack is a passing test; a finding is ``xfail(strict=True)`` with its id (R1,
+R2, ...) and asserts the SAFE behaviour, so it starts passing (and strict xfail turns
+red) once fixed. Whatever could hang or kill a process runs in a child Python under a
+timeout.
+
+Findings:
+
+* R1: a generator expression's body has no ``_alive_.running`` check, and the garbage
+  collector (or the host) can be made to run it through a builtin the snippet installs
+  as a protocol hook it does not define with ``def``: ``close`` of an iterator a
+  suspended generator delegates to (``yield from``/``await``), or an ``__exit__`` that a
+  decorator replaced with ``functools.partial(set().union, ...)``. The snippet's code then
+  runs in a host thread, after or during its execution, without any time limit.
+* R2: the same code run by a stopped execution's sheltered clean-up
+  (``namespace.clear()`` in ``HOST`` state) can never be stopped: the stopped thread
+  spins forever.
+* R3: the host compiles every snippet of up to 2048 characters on its event loop; the
+  RestrictedPython transform is quadratic in the nesting of guarded nodes
+  (``copy_locations`` runs ``ast.fix_missing_locations`` on each new node's whole
+  subtree), so ``x.a.a.a...`` blocks the host loop for about a second per execute.
+* R4: constant folding turns a 2 KiB snippet into a ~1 MiB code object; the host builds,
+  base64-encodes and keeps it in two 256-entry LRU caches (~300 MB for 256 snippets).
+* R5: a stopped async snippet's coroutines, finalized after their globals were cleared,
+  fail their check with ``NameError`` (not ``AttributeError``), which the unraisable
+  hook does not recognise: the host's stderr gets one traceback per coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from ptcbox import resolve_tools
+from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
+from ptcbox.runtimes._host_compile import HOST_COMPILE_MAX_CHARS, host_compiled
+from ptcbox.sandbox import SandboxPolicy
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _child_output(script: str, *args: str, timeout: float = 20.0) -> str:
+    """Run ``script`` in a child Python; its stdout and stderr, even if it hung."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or b""
+        text = out.decode() if isinstance(out, bytes) else out
+        return text + "\nchild hung"
+    return done.stdout + done.stderr
+
+
+# == 1. ThreadRuntime: snippet code outside its execution ================================
+
+GC_CHILD = """
+import asyncio, gc, os, sys, threading
+from ptcbox import ThreadRuntime
+code, mode = sys.argv[1], sys.argv[2]
+gc.disable()  # only the collections below find the snippet's garbage
+seen = []
+def where(x):  # a host function the snippet gets: records the thread that called it
+    seen.append(threading.current_thread().name)
+    return x
+async def main():
+    runtime = ThreadRuntime()
+    extra = {"where": where}
+    if mode == "during":
+        running = asyncio.ensure_future(runtime.execute(
+            code + "import time\\ntime.sleep(0.6)\\n", {}, timeout=5, extra_globals=extra))
+        await asyncio.sleep(0.3)  # the snippet made its garbage and sleeps
+        gc.collect()  # in the host's loop thread, while the execution runs
+        result = await running
+    else:
+        result = await runtime.execute(code, {}, timeout=5, extra_globals=extra)
+    print("result", result.ok, result.error_type, flush=True)
+    await runtime.aclose()
+asyncio.run(main())
+gc.collect()  # in the host's main thread, after the execution
+print("seen", sorted(set(seen)), flush=True)
+os._exit(0)
+"""
+
+# A generator expression made in a function keeps what it calls in its closure (the
+# globals are cleared when a plain execution ends). Its body has no alive check.
+GENEXP = """\
+import functools, itertools
+def make(f):
+    return (f(x) for x in ["genexp"])
+"""
+
+# A suspended generator in a reference cycle; closing it calls close() of the iterator
+# it delegates to, a builtin bound to a generator expression (made after the generator,
+# so the collector finalizes the generator first).
+YIELD_FROM_CLOSE = (
+    GENEXP
+    + """\
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return 1
+inner = It()
+def g():
+    yield from inner
+it = g()
+next(it)
+box = [it]
+box.append(box)
+inner.close = functools.partial(next, make(where), None)
+del it, box
+"""
+)
+
+# The with block's __exit__ is whatever the decorator returned: a builtin that iterates
+# its first argument (set.union), fed through a chain filled after the generator exists.
+WITH_EXIT_BUILTIN = (
+    GENEXP
+    + """\
+later = []
+class Ctx:
+    def __enter__(self):
+        return self
+    @(lambda f: functools.partial(set().union, itertools.chain.from_iterable(later)))
+    def __exit__(self, *exc):
+        pass
+def g():
+    with Ctx():
+        yield 1
+it = g()
+next(it)
+box = [it]
+box.append(box)
+later.append(make(where))
+del it, box
+"""
+)
+
+
+@pytest.mark.xfail(strict=True, reason="R1: genexp bodies have no alive check")
+@pytest.mark.parametrize(
+    ("code", "mode"),
+    [
+        (YIELD_FROM_CLOSE, "after"),
+        (WITH_EXIT_BUILTIN, "after"),
+        (YIELD_FROM_CLOSE, "during"),
+    ],
+    ids=["yield-from-close-after", "with-exit-builtin-after", "yield-from-close-during"],
+)
+def test_r1_generator_expression_never_runs_in_a_host_thread(code: str, mode: str) -> None:
+    """R1: the garbage collector, in the host's main thread after the execution (or in
+    its loop thread during it), runs the snippet's generator expression there."""
+    out = _child_output(GC_CHILD, code, mode)
+    assert "result True None" in out, out
+    assert "seen" in out, out
+    seen = json.loads(out.split("seen", 1)[1].strip().splitlines()[0].replace("'", '"'))
+    assert all(name.startswith("ptcbox-snippet") for name in seen), out
+
+
+def test_r1_same_shapes_with_def_code_are_refused() -> None:
+    """Control for R1: the same delegation to code written with ``def`` fails its check
+    (the ``close`` method, and an ``__exit__`` decorated into another snippet function)."""
+    code = """\
+def make(f):
+    def close():
+        f("def")
+    return close
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return 1
+inner = It()
+def g():
+    yield from inner
+it = g()
+next(it)
+box = [it]
+box.append(box)
+inner.close = make(where)
+del it, box
+"""
+    out = _child_output(GC_CHILD, code, "after")
+    assert "result True None" in out, out
+    assert "seen []" in out, out
+
+
+R2_CHILD = """
+import asyncio, os, sys, threading, time
+from ptcbox import ThreadRuntime
+code = sys.argv[1]
+async def main():
+    runtime = ThreadRuntime()
+    result = await runtime.execute(code, {}, timeout=0.2)
+    print("result", result.timed_out, result.stdout.strip(), flush=True)
+    await runtime.aclose()
+asyncio.run(main())
+deadline = time.monotonic() + 4.0
+def snippet_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("ptcbox-snippet")]
+while snippet_threads() and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("stopped thread", "still running" if snippet_threads() else "ended", flush=True)
+os._exit(0)
+"""
+
+R2_CODE = """\
+import functools, itertools
+class It:
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return 1
+inner = It()
+inner.close = functools.partial(next, (0 for _ in itertools.count() if False), None)
+def g():
+    yield from inner
+it = g()
+next(it)
+print("started")
+while True:
+    pass
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="R2: sheltered clean-up runs an unstoppable genexp")
+def test_r2_a_stopped_executions_thread_always_ends() -> None:
+    """R2: the stop lands; the clean-up after it (``namespace.clear()`` in HOST state,
+    where nothing is injected) closes the generator, whose delegate's ``close`` is a
+    builtin spinning a generator expression: the thread never leaves."""
+    out = _child_output(R2_CHILD, R2_CODE)
+    assert "result True started" in out, out
+    assert "stopped thread ended" in out, out
+
+
+R5_CHILD = """
+import asyncio, gc, os, sys
+from ptcbox import ThreadRuntime
+code = sys.argv[1]
+gc.disable()  # only the collection below, in the host's main thread, finds the garbage
+async def main():
+    async with ThreadRuntime() as runtime:
+        result = await runtime.execute(code, {}, timeout=0.1)
+        print("result", result.timed_out, flush=True)
+        await asyncio.sleep(0.3)  # the stopped thread has cleared its globals
+        result = await runtime.execute("1 + 1", {})
+        print("next", result.value, flush=True)
+asyncio.run(main())
+gc.collect()
+print("collected", flush=True)
+os._exit(0)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="R5: NameError from a cleared namespace is not filtered")
+def test_r5_stopped_gathered_coroutines_leave_nothing_on_host_stderr() -> None:
+    """R5: each coroutine of a stopped ``gather`` fails its check with ``NameError``
+    (the globals were cleared), which ``sys.unraisablehook`` passes to the host's stderr."""
+    code = """\
+import asyncio
+async def f():
+    while True:
+        try:
+            await asyncio.sleep(0)
+        except BaseException:
+            pass
+await asyncio.gather(*[f() for _ in range(20)])
+"""
+    out = _child_output(R5_CHILD, code)
+    assert "result True" in out, out
+    assert "next 2" in out, out
+    assert "collected" in out, out
+    assert "Exception ignored" not in out, out
+
+
+FORGERIES = {
+    "assign": "_alive_ = 1",
+    "parameter": "def f(_alive_=1):\n    pass",
+    "global": "def f():\n    global _alive_",
+    "import as": "import math as _alive_",
+    "for target": "for _alive_ in []:\n    pass",
+    "class name": "class _alive_:\n    pass",
+    "except as": "try:\n    1 / 0\nexcept Exception as _alive_:\n    pass",
+    "match capture": "match 1:\n    case _alive_:\n        pass",
+    "walrus": "(_alive_ := 1)",
+    "del": "del _alive_",
+    "store attribute": "_alive_.running = True",
+    "load": "print(_alive_)",
+    "comprehension": "[_alive_ for _alive_ in [1]]",
+    "lambda": "lambda _alive_: 1",
+    "class attribute": "class A:\n    _alive_ = 1",
+}
+
+
+@pytest.mark.parametrize("code", FORGERIES.values(), ids=FORGERIES)
+async def test_alive_name_cannot_be_bound_or_read(code: str) -> None:
+    async with ThreadRuntime() as runtime:
+        result = await runtime.execute(code, {}, timeout=5)
+    assert result.error_type == "PolicyViolation", result.error
+
+
+async def test_alive_object_leaked_by_attribute_error_cannot_be_written() -> None:
+    """A check that fails in the snippet's own thread (a float subclass whose ``__gt__``
+    runs inside ``sleep``, in HOST state) hands the snippet the ``_alive_`` object as
+    ``AttributeError.obj``; the write guard keeps it read-only."""
+    code = """\
+import time
+class F(float):
+    def __lt__(self, other):
+        return False
+    def __gt__(self, other):
+        return True
+try:
+    time.sleep(F(0.01))
+except AttributeError as exc:
+    leaked = exc.obj
+leaked.running = True
+"""
+    async with ThreadRuntime() as runtime:
+        result = await runtime.execute(code, {}, timeout=5)
+        setter = await runtime.execute(
+            code.replace("leaked.running = True", "setattr(leaked, 'running', True)"),
+            {},
+            timeout=5,
+        )
+    assert result.error_type == "PolicyViolation", result.error
+    assert "cannot modify" in (result.error or ""), result.error
+    assert setter.error_type == "PolicyViolation", setter.error
+
+
+async def test_sessions_still_run_their_own_functions_and_generators() -> None:
+    async with ThreadRuntime() as runtime, runtime.session() as session:
+        first = await session.execute(
+            "log = []\n"
+            "def g():\n    try:\n        yield 1\n        yield 2\n"
+            "    finally:\n        log.append('closed')\n"
+            "it = g()\nnext(it)\n"
+            "squares = (n * n for n in range(3))\n"
+            "double = lambda v: 2 * v\n",
+            {},
+        )
+        assert first.ok, first.error
+        second = await session.execute(
+            "[next(it), double(21), list(squares), it.close(), log]\n", {}
+        )
+        assert second.ok, second.error
+        assert second.value == [2, 42, [0, 1, 4], None, ["closed"]]
+
+
+ASYNC_TIMEOUT_CHILD = """
+import asyncio, json, os, sys, time
+from ptcbox import ThreadRuntime
+codes = json.loads(sys.argv[1])
+async def main():
+    async with ThreadRuntime() as runtime:
+        for name, code in codes.items():
+            started = time.perf_counter()
+            result = await runtime.execute(code, {}, timeout=0.2)
+            print(name, "=>", result.timed_out, round(time.perf_counter() - started, 3),
+                  flush=True)
+        result = await runtime.execute("1 + 1", {})
+        print("after", result.value, flush=True)
+asyncio.run(main())
+os._exit(0)
+"""
+
+ASYNC_SNIPPETS = {
+    "busy-await-loop": "import asyncio\nwhile True:\n    await asyncio.sleep(0)\n",
+    "swallows-every-exception": (
+        "import asyncio\nwhile True:\n    try:\n        await asyncio.sleep(1)\n"
+        "    except BaseException:\n        pass\n"
+    ),
+    "busy-coroutine": "async def f():\n    while True:\n        pass\nawait f()\n",
+    "gather-50-stubborn": (
+        "import asyncio\nasync def f():\n    while True:\n        try:\n"
+        "            await asyncio.sleep(0)\n        except BaseException:\n            pass\n"
+        "await asyncio.gather(*[f() for _ in range(50)])\n"
+    ),
+    "nested-asyncio-run": (
+        "import asyncio\nasync def f():\n    while True:\n        try:\n"
+        "            await asyncio.sleep(5)\n        except BaseException:\n            pass\n"
+        "asyncio.run(f())\n"
+    ),
+    "busy-genexp-in-async": (
+        "import asyncio, itertools\nawait asyncio.sleep(0)\n"
+        "next(0 for _ in itertools.count() if False)\n"
+    ),
+}
+
+
+def test_thread_runtime_timeout_still_stops_async_snippets_promptly() -> None:
+    out = _child_output(ASYNC_TIMEOUT_CHILD, json.dumps(ASYNC_SNIPPETS), timeout=30)
+    assert "after 2" in out, out
+    for name in ASYNC_SNIPPETS:
+        line = next((ln for ln in out.splitlines() if ln.startswith(name + " =>")), "")
+        assert line, out
+        timed_out, elapsed = line.split("=>")[1].split()
+        assert timed_out == "True", out
+        assert float(elapsed) < 2.0, out
+
+
+# == 2. SubprocessRuntime: the host compiles small snippets ==============================
+
+ATTRIBUTE_CHAIN = "x = 1\n" + ("x" + ".a" * 200 + "\n") * 5
+STRING_FOLDING = "+".join(["'a'*4096"] * 225)
+
+
+async def _loop_gap_during(runtime: SubprocessRuntime, code: str) -> tuple[float, float]:
+    """The longest the loop went without running a task during ``execute``, and how long
+    the execute took."""
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def heartbeat() -> None:
+        last = time.perf_counter()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    beat = asyncio.create_task(heartbeat())
+    await asyncio.sleep(0.02)
+    started = time.perf_counter()
+    await runtime.execute(code, {}, timeout=0.5)
+    elapsed = time.perf_counter() - started
+    stop.set()
+    await beat
+    return max(gaps), elapsed
+
+
+@pytest.mark.xfail(strict=True, reason="R3: quadratic transform on the host's event loop")
+async def test_r3_a_2kib_snippet_does_not_block_the_host_loop() -> None:
+    """R3: ~1 s of the host's event loop per execute, for 1.9 KiB of ``x.a.a.a...``
+    (nothing else runs meanwhile; the timeout does not count it)."""
+    assert len(ATTRIBUTE_CHAIN) <= HOST_COMPILE_MAX_CHARS
+    async with SubprocessRuntime() as runtime:
+        await runtime.execute("1", {})
+        gap, elapsed = await _loop_gap_during(runtime, ATTRIBUTE_CHAIN + "# r3\n")
+    assert gap < 0.25, f"the host loop was blocked for {gap:.3f} s (execute {elapsed:.3f} s)"
+
+
+@pytest.mark.xfail(strict=True, reason="R4: 2 KiB snippet -> ~1.2 MiB cached host payload")
+@pytest.mark.parametrize("policy", [SandboxPolicy(), SandboxPolicy.trusted()], ids=["r", "t"])
+def test_r4_host_compile_does_not_amplify_a_small_snippet(policy: SandboxPolicy) -> None:
+    """R4: the folded string constant makes the marshalled code ~600x the source; the
+    host builds it per execute and keeps it in its LRU caches."""
+    code = STRING_FOLDING + "  # r4 " + ("r" if policy.restricted else "t")
+    assert len(code) <= HOST_COMPILE_MAX_CHARS
+    compiled = host_compiled(code, policy)
+    size = 0 if compiled is None else len(compiled[1])
+    assert size < 64 * len(code), f"{len(code)} characters became {size:,} bytes"
+
+
+BOMBS = {
+    "nested-lambda": "x = " + "lambda:" * 280 + "1",
+    "unary-minus": "-" * 1990 + "1",
+    "not-chain": "not " * 490 + "1",
+    "nested-brackets": "[" * 199 + "]" * 199,
+    "deep-dict": "{1:" * 199 + "1" + "}" * 199,
+    "compare-chain": "x" + "<x" * 990,
+    "big-int-literal": "x = " + "9" * 1990,
+    "many-statements": "x\n" * 990,
+    "fstring-nested-specs": "f'" + "{x:{y}}" * 280 + "'",
+    "match-or": "match x:\n case " + "|".join(["A(1)"] * 380) + ": pass\n",
+}
+
+
+@pytest.mark.parametrize("policy", [SandboxPolicy(), SandboxPolicy.trusted()], ids=["r", "t"])
+def test_other_compile_bombs_stay_cheap_in_the_host(policy: SandboxPolicy) -> None:
+    """Deep nesting, long chains, big literals, many nested scopes: each compiles (or is
+    refused) within a generous bound, and the host never raises."""
+    slow = {}
+    for name, bomb in BOMBS.items():
+        code = bomb + f"\n# {name} {policy.restricted}"
+        assert len(code) <= HOST_COMPILE_MAX_CHARS, name
+        started = time.perf_counter()
+        host_compiled(code, policy)
+        elapsed = time.perf_counter() - started
+        if elapsed > 0.5:
+            slow[name] = round(elapsed, 3)
+    assert not slow, slow
+
+
+REFUSED = {
+    "syntax-error": "x = (1,\nprint(x)\n",
+    "policy-violation": "x = 1\nx.__class__\n",
+    "reserved-name": "_ptc_value_ = 1\n",
+    "try-star": "try:\n    pass\nexcept* ValueError:\n    pass\n",
+    "too-deep": "x = 1\nx" + ".a" * 600 + "\n",
+    "nul-byte": "x = 1\0\n",
+}
+
+
+@pytest.mark.parametrize("code", REFUSED.values(), ids=REFUSED)
+async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compile(
+    code: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with SubprocessRuntime() as runtime:
+        hosted = await runtime.execute(code, {}, timeout=10)
+        from ptcbox.runtimes import _subprocess
+
+        monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy: None)
+        worker = await runtime.execute(code, {}, timeout=10)
+    assert not hosted.ok
+    assert (hosted.error_type, hosted.error) == (worker.error_type, worker.error)
+
+
+async def test_the_compile_cache_is_never_shared_across_policies() -> None:
+    """Same source, trusted runtime first: the restricted runtime still refuses it (and
+    the other way round a trusted runtime still runs it)."""
+    code = "x = 1\ntype(x.__class__).__name__  # cache probe\n"
+    async with (
+        SubprocessRuntime(policy=SandboxPolicy.trusted()) as trusted,
+        SubprocessRuntime() as restricted,
+        SubprocessRuntime(policy=SandboxPolicy.strict()) as strict,
+    ):
+        first = await trusted.execute(code, {}, timeout=10)
+        second = await restricted.execute(code, {}, timeout=10)
+        third = await strict.execute(code, {}, timeout=10)
+        fourth = await trusted.execute(code, {}, timeout=10)
+    assert first.ok and first.value == "type", first.error
+    assert second.error_type == "PolicyViolation", second
+    assert third.error_type == "PolicyViolation", third
+    assert fourth.ok and fourth.value == "type", fourth.error
+    assert host_compiled(code, SandboxPolicy()) is None
+    assert host_compiled(code, SandboxPolicy.trusted()) is not None
+
+
+# == 3. SubprocessRuntime: fast paths of the pool and the worker ==========================
+
+
+def _counting_tools() -> tuple[Any, dict[str, int]]:
+    state = {"now": 0, "max": 0}
+
+    def enter() -> int:
+        """Enter."""
+        state["now"] += 1
+        state["max"] = max(state["max"], state["now"])
+        return state["now"]
+
+    def leave() -> int:
+        """Leave."""
+        state["now"] -= 1
+        return state["now"]
+
+    return resolve_tools([enter, leave]), state
+
+
+COUNTED = "enter()\nimport time\ntime.sleep(0.01)\nleave()\n"
+
+
+@pytest.mark.parametrize("max_workers", [1, 2])
+async def test_concurrent_executions_with_cancellations_respect_max_workers(
+    max_workers: int,
+) -> None:
+    tools, state = _counting_tools()
+    async with SubprocessRuntime(max_workers=max_workers, min_idle=1) as runtime:
+        pool = runtime._pool
+
+        async def one(index: int) -> Any:
+            run = runtime.execute(COUNTED, tools, timeout=10)
+            if index % 3:
+                return await run
+            with contextlib.suppress(asyncio.TimeoutError):
+                return await asyncio.wait_for(run, (index % 7) * 0.007)
+            return "cancelled"
+
+        results = await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(45))), 60)
+        assert pool.busy == 0
+        finished = [r for r in results if r != "cancelled"]
+        assert all(r.ok for r in finished), [r.error for r in finished if not r.ok]
+        assert len(finished) >= 30
+        assert 1 <= state["max"] <= max_workers, state
+        after = await asyncio.wait_for(runtime.execute("21 * 2", {}, timeout=10), 20)
+        assert after.value == 42
+
+
+async def test_cancelling_at_every_await_point_never_leaks_a_slot() -> None:
+    async with SubprocessRuntime(max_workers=1, min_idle=1) as runtime:
+        pool = runtime._pool
+        for steps in range(0, 60, 2):
+            task = asyncio.ensure_future(runtime.execute("sum(range(1000))", {}, timeout=10))
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            assert pool.busy == 0, steps
+        results = await asyncio.wait_for(
+            asyncio.gather(*(runtime.execute(f"{i} + 1", {}, timeout=10) for i in range(5))),
+            30,
+        )
+        assert [r.value for r in results] == [1, 2, 3, 4, 5]
+        assert not [w for w in pool._slot_waiters if not w.done()]
+
+
+async def test_closing_the_runtime_mid_flight_ends_every_execution() -> None:
+    tools, _ = _counting_tools()
+    runtime = SubprocessRuntime(max_workers=2, min_idle=1)
+    await runtime.start()
+    tasks = [asyncio.ensure_future(runtime.execute(COUNTED, tools, timeout=10)) for _ in range(8)]
+    await asyncio.sleep(0.03)
+    await asyncio.wait_for(runtime.aclose(), 20)
+    done = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 20)
+    for item in done:
+        assert isinstance(item, BaseException) or item.error_type in (None, "WorkerCrashed"), item
+        if isinstance(item, BaseException):
+            assert type(item).__name__ == "RuntimeClosedError", repr(item)
+
+
+IDLE_SIGNAL_CHILD = """
+import asyncio, os, signal, sys
+from ptcbox.runtimes import SubprocessRuntime
+async def main():
+    async with SubprocessRuntime(min_idle=2, max_workers=2) as runtime:
+        pool = runtime._pool
+        for _ in range(200):
+            if len(pool._idle) >= 2:
+                break
+            await asyncio.sleep(0.01)
+        idle = list(pool._idle)
+        print("idle", len(idle), flush=True)
+        os.kill(idle[0].pid, signal.SIGSTOP)  # the runtime's own workers only
+        os.kill(idle[1].pid, signal.SIGKILL)
+        for n in range(4):
+            result = await asyncio.wait_for(runtime.execute(f"{n} * 2", {}, timeout=5), 15)
+            print("result", result.ok, result.value, flush=True)
+        print("busy", pool.busy, flush=True)
+asyncio.run(main())
+"""
+
+
+def test_stopped_or_killed_idle_workers_are_never_handed_out() -> None:
+    out = _child_output(IDLE_SIGNAL_CHILD, timeout=40)
+    assert "idle 2" in out, out
+    for n in range(4):
+        assert f"result True {n * 2}" in out, out
+    assert "busy 0" in out, out
+
+
+async def test_first_message_decoded_by_orjson_crosses_exactly() -> None:
+    extra = {
+        "u64": 2**64 - 1,
+        "i64min": -(2**63),
+        "big": 2**70,
+        "f": [0.1, -0.0, 5e-324, 1.7976931348623157e308, 1e22],
+        "text": 'é\U0001f600\0\u2028 \\ "',
+    }
+    code = "# é \U0001f600\n[u64, i64min, big, f, text, len(text)]\n"
+    expected = [extra["u64"], extra["i64min"], extra["big"], extra["f"], extra["text"], 8]
+    async with SubprocessRuntime() as runtime:
+        result = await runtime.execute(code, {}, timeout=10, extra_globals=extra)
+        surrogate = await runtime.execute("'\\ud800' + 'x'", {}, timeout=10)
+    assert result.ok, result.error
+    assert result.value == expected
+    assert [type(v) for v in result.value[3]] == [float] * 5
+    assert str(result.value[3][1]) == "-0.0"
+    assert surrogate.value == "\ufffdx"
+
+
+DONE_VALUES = {
+    "int64-max": "2**63 - 1",
+    "int64-max+1": "2**63",
+    "int64-min": "-2**63",
+    "int64-min-1": "-2**63 - 1",
+    "u64-max": "2**64 - 1",
+    "negative-zero": "-0.0",
+    "tiny": "5e-324",
+    "big-float": "1.7976931348623157e308",
+    "nan": "float('nan')",
+    "ascii": "'plain text'",
+    "non-ascii": "'é'",
+    "lone-surrogate": "'\\udfff'",
+    "true": "True",
+}
+
+
+async def test_done_values_cross_exactly_on_every_encoding() -> None:
+    expected = {
+        "int64-max": 2**63 - 1,
+        "int64-max+1": 2**63,
+        "int64-min": -(2**63),
+        "int64-min-1": -(2**63) - 1,
+        "u64-max": 2**64 - 1,
+        "negative-zero": -0.0,
+        "tiny": 5e-324,
+        "big-float": 1.7976931348623157e308,
+        "nan": "NaN",
+        "ascii": "plain text",
+        "non-ascii": "é",
+        "lone-surrogate": "\ufffd",
+        "true": True,
+    }
+    async with SubprocessRuntime() as runtime:
+        for name, code in DONE_VALUES.items():
+            result = await runtime.execute(code, {}, timeout=10)
+            assert result.ok, (name, result.error)
+            assert result.value == expected[name], name
+            assert type(result.value) is type(expected[name]), name
+        error = await runtime.execute("raise ValueError('é \\udfff ' + str(2**70))", {})
+    assert error.error_type == "ValueError"
+    assert error.error is not None and ("é \ufffd " + str(2**70)) in error.error
+
+
+async def test_prebuilt_globals_and_the_rehearsal_leak_nothing() -> None:
+    """Nothing from the rehearsal (its ``rows``, ``total``, ``tool``) or from another
+    worker's prebuilt globals is visible; each worker's random generator is its own."""
+
+    def lookup(key: str) -> str:
+        """Look up."""
+        return key
+
+    tools = resolve_tools([lookup])
+    async with SubprocessRuntime(min_idle=2) as runtime:
+        names = await runtime.execute("sorted(dir())", tools, timeout=10)
+        draws = [
+            (await runtime.execute("import random\nrandom.random()", {}, timeout=10)).value
+            for _ in range(3)
+        ]
+        probe = await runtime.execute(
+            "[n for n in ('rows', 'total', 'tool', 'data', 'result') if n in dir()]",
+            {},
+            timeout=10,
+        )
+        session_values = []
+        async with runtime.session() as session:
+            await session.execute("import random\nkept = random.random()", tools)
+            again = await session.execute("sorted(n for n in dir() if not n.startswith('_'))", {})
+            session_values = again.value
+    assert names.value == ["__builtins__", "__name__", "_alive_", "_ptc_sandbox_", "lookup"]
+    assert len(set(draws)) == 3, draws
+    assert probe.value == [], probe.value
+    assert session_values == ["kept", "random"], session_values
