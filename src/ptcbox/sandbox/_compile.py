@@ -42,6 +42,7 @@ def compile_snippet(
     *,
     filename: str = "<snippet>",
     os_enforced_limits: bool = False,
+    cache: bool = True,
 ) -> CompiledSnippet:
     """Compile a snippet under ``policy``.
 
@@ -62,6 +63,7 @@ def compile_snippet(
             burn the whole timeout before failing. The ``_alive_.running`` checks (see
             :data:`~ptcbox.sandbox._transform.ALIVE_ATTR`) are left out too: a worker
             process dies with its execution, so no snippet code outlives it.
+        cache: Use the LRU cache (``False``: compile, and keep nothing).
 
     Returns:
         The compiled snippet.
@@ -76,6 +78,8 @@ def compile_snippet(
     """
     if not isinstance(code, str):
         raise TypeError(f"code must be str, got {type(code).__name__}")
+    if not cache:
+        return _compile_cached.__wrapped__(code, policy.restricted, filename, os_enforced_limits)
     return _compile_cached(code, policy.restricted, filename, os_enforced_limits)
 
 
