@@ -7,8 +7,9 @@ memory of an idle worker, and the host's memory over thousands of executions. Pl
 ``exec`` in this process is the baseline, measured in the same run. The warm rows
 pause 20 ms between executions so that the pool refills, which also leaves the CPU
 caches cold, as between the calls of a real agent. They repeat one source text, which
-the host then compiles once (its compile cache; see ``runtimes/_host_compile.py``); the
-"new source each time" row shows the cost without that cache.
+the host compiles once, the second time it sees it, and keeps (see
+``runtimes/_host_compile.py``); the "new source each time" row shows the cost without
+that cache.
 
 Run::
 

@@ -1,12 +1,14 @@
-"""The host compiles short snippets and ships the code object to the worker.
+"""The host compiles repeated short snippets and ships the code object to the worker.
 
-The worker must run exactly what the host compiled (same transform, same policy), fall
-back to compiling the source itself for long snippets, failed compiles and another
-Python's bytecode, and report compile errors as it always did.
+The worker must run exactly what the host compiled (same transform, same policy), and
+compile the source itself the first time, for long snippets, for failed compiles, for
+code objects too large to ship and for another Python's bytecode, reporting compile
+errors as it always did.
 """
 
 from __future__ import annotations
 
+import marshal
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from ptcbox import SubprocessRuntime
 from ptcbox.errors import PolicyViolation
 from ptcbox.runtimes import _subprocess
 from ptcbox.runtimes._host_compile import (
+    HOST_COMPILE_MAX_BYTES,
     HOST_COMPILE_MAX_CHARS,
     decode_compiled,
     encode_compiled,
@@ -34,6 +37,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def _seen_twice(code: str, policy: SandboxPolicy) -> Any:
+    """What the host sends the second time it sees ``code`` (the first time: nothing)."""
+    host_compiled(code, policy)
+    return host_compiled(code, policy)
+
+
 def _same_as_worker(code: str, policy: SandboxPolicy) -> Any:
     return compile_snippet(code, policy, filename="<snippet>", os_enforced_limits=True)
 
@@ -43,7 +52,7 @@ def test_a_short_snippet_round_trips_to_what_the_worker_would_compile(
     policy: SandboxPolicy,
 ) -> None:
     code = "async def f(x):\n    return x * 2\nn = await f(3)\nn + 1\n"
-    fields = host_compiled(code, policy)
+    fields = _seen_twice(code, policy)
     assert fields is not None
     decoded = decode_compiled(fields)
     expected = _same_as_worker(code, policy)
@@ -54,21 +63,38 @@ def test_a_short_snippet_round_trips_to_what_the_worker_would_compile(
 
 def test_the_host_compiles_with_the_runtime_policy_and_refuses_nothing_itself() -> None:
     """A refused or broken snippet is left to the worker, which reports the error."""
-    assert host_compiled("obj.__class__\n", RESTRICTED) is None
+    assert _seen_twice("obj.__class__\n", RESTRICTED) is None
     with pytest.raises(PolicyViolation):
         _same_as_worker("obj.__class__\n", RESTRICTED)
-    assert host_compiled("obj.__class__\n", TRUSTED) is not None
-    assert host_compiled("def f(:\n", RESTRICTED) is None
-    assert host_compiled("x = 1\0\n", RESTRICTED) is None
+    assert _seen_twice("obj.__class__\n", TRUSTED) is not None
+    assert _seen_twice("def f(:\n", RESTRICTED) is None
+    assert _seen_twice("x = 1\0\n", RESTRICTED) is None
     nested = "x = " + "-" * 5000 + "1\n"  # too deep for the transform: RecursionError
-    assert host_compiled(nested[:HOST_COMPILE_MAX_CHARS], RESTRICTED) is None
+    assert _seen_twice(nested[:HOST_COMPILE_MAX_CHARS], RESTRICTED) is None
+
+
+def test_the_first_sight_of_a_snippet_is_left_to_the_worker() -> None:
+    code = "first_sight = 1\n"
+    assert host_compiled(code, RESTRICTED) is None
+    assert host_compiled(code, TRUSTED) is None  # each kind of policy on its own
+    assert host_compiled(code, RESTRICTED) is not None
+    assert host_compiled(code, TRUSTED) is not None
+
+
+def test_a_code_object_too_large_to_ship_is_left_to_the_worker() -> None:
+    """R4: constant folding makes 2 KiB of source into ~1 MiB of code."""
+    code = "+".join(["'a'*4096"] * 200) + "\n"
+    assert len(code) <= HOST_COMPILE_MAX_CHARS
+    assert len(marshal.dumps(_same_as_worker(code, TRUSTED).code)) > HOST_COMPILE_MAX_BYTES
+    for policy in (RESTRICTED, TRUSTED):
+        assert _seen_twice(code, policy) is None
 
 
 def test_long_snippets_are_left_to_the_worker() -> None:
     fits = "x = 1\n" + "#" * (HOST_COMPILE_MAX_CHARS - 7) + "\n"
     assert len(fits) == HOST_COMPILE_MAX_CHARS
-    assert host_compiled(fits, RESTRICTED) is not None
-    assert host_compiled(fits + "\n", RESTRICTED) is None
+    assert _seen_twice(fits, RESTRICTED) is not None
+    assert _seen_twice(fits + "\n", RESTRICTED) is None
 
 
 def test_bytecode_of_another_python_is_not_loaded() -> None:
@@ -118,6 +144,7 @@ async def test_both_paths_report_the_same_results_and_errors() -> None:
     ]
     async with no_leaks(), SubprocessRuntime(min_idle=0) as runtime:
         for code in cases:
+            await runtime.execute(code, {})  # the first time the worker compiles it
             short = await runtime.execute(code, {})
             long = await runtime.execute(code + padding, {})
             assert short.ok == long.ok, code

@@ -1,13 +1,19 @@
-"""Compile small snippets in the host and ship the code object to the worker.
+"""Compile repeated short snippets in the host and ship the code object to the worker.
 
-A worker is a fresh process, and its CPU caches are cold when it runs a snippet: the
-RestrictedPython transform and ``compile`` of ``print(1)`` take 300-420 µs there against
-~55 µs in the warm host (measured, see issue 3's notes), and the host keeps an LRU cache
-of what it compiled. So the host compiles snippets of up to :data:`HOST_COMPILE_MAX_CHARS`
-characters itself, with the same transform and the same policy, and sends the code
-object ``marshal``-ed (base64 in the JSON ``run`` message). Longer snippets, and any
-snippet the host fails to compile, are compiled by the worker, which reports errors as
-it always does; the host never reports a compile error itself.
+A worker is a fresh process: it compiles every snippet from scratch, with cold CPU
+caches (the RestrictedPython transform and ``compile`` of ``print(1)`` take 300-420 µs
+there). The host can keep what it compiled. So when a short snippet comes back (a
+retry, an evaluation harness, a benchmark), the host compiles it once, with the same
+transform and policy, keeps it in an LRU cache, and sends the code object
+``marshal``-ed (base64 in the JSON ``run`` message).
+
+A snippet's first run is still compiled by the worker: measured at a 20 ms pace, the
+host is as cold as the worker then (no gain), and compiling in the host blocks its
+event loop (a red-team pass found 2 KiB snippets that took 0.7 s to transform before
+the transform was fixed, and ones that constant-fold into a 1 MiB code object). For
+the same reasons the host leaves to the worker snippets over
+:data:`HOST_COMPILE_MAX_CHARS`, ones it fails to compile (the worker reports the error
+as it always does) and ones whose code is over :data:`HOST_COMPILE_MAX_BYTES`.
 
 Only the host produces this data and only the worker reads it, so nothing the worker
 sends is ever unmarshalled. The worker falls back to compiling the source when the
@@ -20,20 +26,30 @@ import binascii
 import functools
 import importlib.util
 import marshal
+from collections import OrderedDict
 from typing import Any
 
 from ptcbox.runtimes._common import SNIPPET_FILENAME
 from ptcbox.sandbox import CompiledSnippet, SandboxPolicy, compile_snippet
 
-__all__ = ["HOST_COMPILE_MAX_CHARS", "decode_compiled", "encode_compiled", "host_compiled"]
+__all__ = [
+    "HOST_COMPILE_MAX_BYTES",
+    "HOST_COMPILE_MAX_CHARS",
+    "decode_compiled",
+    "encode_compiled",
+    "host_compiled",
+]
 
 HOST_COMPILE_MAX_CHARS = 2048
-"""Longest snippet the host compiles (characters). A realistic 500-character snippet
-compiles in ~1.7 ms in the host; beyond this size the event loop would stall for
-several milliseconds, so the worker compiles instead (on its own CPU)."""
+"""Longest snippet the host compiles (characters)."""
+
+HOST_COMPILE_MAX_BYTES = 64 * 1024
+"""Largest marshalled code the host keeps and sends (bytes); constant folding can make
+a short source into a large code object."""
 
 _MAGIC = importlib.util.MAGIC_NUMBER.hex()
 _CACHE_SIZE = 256
+_SEEN_SIZE = 1024
 
 
 def encode_compiled(compiled: CompiledSnippet) -> list[Any]:
@@ -57,13 +73,23 @@ def decode_compiled(fields: Any) -> CompiledSnippet | None:
     return CompiledSnippet(code=code, is_async=bool(is_async), has_value=bool(has_value))
 
 
+_seen: OrderedDict[tuple[str, bool], None] = OrderedDict()
+
+
 def host_compiled(code: str, policy: SandboxPolicy) -> list[Any] | None:
     """:func:`encode_compiled` of ``code`` compiled as a worker would, or ``None``.
 
-    ``None`` when the snippet is longer than :data:`HOST_COMPILE_MAX_CHARS` or does not
-    compile (the worker then compiles it and reports the error). Cached (LRU, 256).
+    ``None`` (the worker compiles) the first time the host sees ``code`` under this
+    kind of policy, and for snippets it does not compile (see the module docstring).
+    Cached: an LRU of 256 compiled snippets, and of the last 1,024 sources seen.
     """
     if len(code) > HOST_COMPILE_MAX_CHARS:
+        return None
+    key = (code, policy.restricted)
+    if key not in _seen:
+        _seen[key] = None
+        if len(_seen) > _SEEN_SIZE:
+            _seen.popitem(last=False)
         return None
     return _host_compiled(code, policy.restricted)
 
@@ -72,7 +98,10 @@ def host_compiled(code: str, policy: SandboxPolicy) -> list[Any] | None:
 def _host_compiled(code: str, restricted: bool) -> list[Any] | None:
     policy = SandboxPolicy() if restricted else SandboxPolicy.trusted()
     try:
-        compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+        compiled = compile_snippet(
+            code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True, cache=False
+        )
+        fields = encode_compiled(compiled)
     except Exception:  # the worker compiles it again and reports the error
         return None
-    return encode_compiled(compiled)
+    return fields if len(fields[1]) <= HOST_COMPILE_MAX_BYTES * 4 // 3 + 4 else None
