@@ -31,7 +31,7 @@ from ptcbox.runtimes._thread_tools import Route, Run, current
 from ptcbox.runtimes._thread_worker import Control, ExecutionInterrupted, current_control
 from ptcbox.runtimes._value import capped_value
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
-from ptcbox.sandbox._transform import ALIVE_ATTR
+from ptcbox.sandbox._transform import ALIVE_ATTR, ALIVE_NAME
 
 if TYPE_CHECKING:
     from ptcbox.runtimes._thread_session import ThreadSession
@@ -100,7 +100,7 @@ class Job:
                         outcome.finished_at = time.perf_counter()
                 if namespace is not None and self.session is None:
                     if control.stop:  # no more snippet code: it fails at _alive_.running
-                        control.shelter()
+                        control.wind_down()
                     namespace.clear()  # snippet finalizers run here, under the time limit
                 stopped = control.finish()
                 break
@@ -293,7 +293,10 @@ def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]
 
 
 def _refused_by_alive_check(exc: BaseException | None) -> bool:
-    """Snippet code the garbage collector started after its execution (``ALIVE_ATTR``)."""
+    """Snippet code the garbage collector started after its execution (``ALIVE_ATTR``);
+    a ``NameError`` once its globals are cleared (red-team R5)."""
+    if type(exc) is NameError:
+        return exc.name == ALIVE_NAME
     return (
         type(exc) is AttributeError and exc.name == ALIVE_ATTR and type(exc.obj) is threading.local
     )

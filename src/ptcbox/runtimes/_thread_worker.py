@@ -207,6 +207,22 @@ class Control:
                 sys.settrace(self.saved_trace)
                 self.tracing = False
 
+    def wind_down(self) -> None:
+        """After a stop, before the snippet's globals are cleared: its checked code
+        fails at its first line (``running`` unset) and the line tracer is off, so code
+        that ends at its check leaves no stop pending behind it; the state stays
+        ``SNIPPET``, so the reaper still interrupts unchecked code (a generator
+        expression that a builtin drives). Call it in a retry loop, like
+        :meth:`shelter`.
+        """
+        with self.lock:
+            self.alive_flags.pop(ALIVE_ATTR, None)
+            if self.thread_id:
+                _clear_pending(self.thread_id)
+            if self.tracing:
+                sys.settrace(self.saved_trace)
+                self.tracing = False
+
     def leave_host(self) -> None:
         """Back to the snippet; raises :class:`ExecutionInterrupted` if stopped meanwhile."""
         self.state = SNIPPET
