@@ -165,6 +165,30 @@ async def test_the_value_crosses_exactly_whichever_json_decoder_reads_it(value: 
     assert error.error is not None and str(value) in error.error
 
 
+async def test_a_repeated_snippet_reuses_its_run_frame_only_with_the_same_tools() -> None:
+    def first() -> str:
+        """First."""
+        return "first"
+
+    def second() -> str:
+        """Second."""
+        return "second"
+
+    code = "print(tool(), tool.__doc__)\n"
+    first_tools = {"tool": DirectProjection("tool", first)}
+    async with no_leaks(), SubprocessRuntime(min_idle=0) as runtime:
+        results = [await runtime.execute(code, first_tools) for _ in range(3)]
+        assert [r.stdout for r in results] == ["first First.\n"] * 3
+        assert len(runtime._frames) == 1  # from the second run on (the host compiled it)
+        other = await runtime.execute(code, {"tool": DirectProjection("tool", second)})
+        assert other.stdout == "second Second.\n"
+        extra = await runtime.execute("print(x)\n", first_tools, extra_globals={"x": 5})
+        again = await runtime.execute("print(x)\n", first_tools, extra_globals={"x": 6})
+        assert (extra.stdout, again.stdout) == ("5\n", "6\n")
+        async with runtime.session() as session:
+            assert (await session.execute(code, first_tools)).stdout == "first First.\n"
+
+
 async def test_extra_globals_must_be_json_compatible() -> None:
     async with no_leaks(), SubprocessRuntime() as runtime:
         result = await runtime.execute(

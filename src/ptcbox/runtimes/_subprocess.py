@@ -45,6 +45,7 @@ DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """Host environment variables a worker inherits by default (nothing secret)."""
 
 _JOIN_S = 2.0
+_FRAME_CACHE_SIZE = 128
 _CPUS = len(os.sched_getaffinity(0))
 _BASE_ENV: Final = {
     "PATH": "/usr/bin:/bin",
@@ -150,6 +151,8 @@ class SubprocessRuntime:
         self._threads = ChannelThreads("ptcbox-channel")
         self._sessions: set[SubprocessSession] = set()
         self._closed = False
+        # run frames of repeated snippets (only those the host compiled), oldest first
+        self._frames: dict[tuple[Any, ...], tuple[bytes, bool, tuple[ToolSpec, ...]]] = {}
 
     @property
     def closed(self) -> bool:
@@ -285,6 +288,12 @@ class SubprocessRuntime:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         specs = self._tools.resolve(namespace)
         seconds = resolve_timeout(timeout, self.policy.timeout)
+        key: tuple[Any, ...] | None = None
+        if not extra_globals:  # a repeated snippet with the same tools: the same frame
+            key = (code, session, *specs, *map(id, specs.values()))
+            hit = self._frames.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[2], specs.values(), strict=True)):
+                return _Prepared(hit[0], specs, seconds, hit[1])
         message = {
             "t": "run",
             "code": code,
@@ -300,6 +309,10 @@ class SubprocessRuntime:
         # a hint only (see HostExecution.run): a sync tool called under another name is
         # served all the same
         names_sync_tool = any(name in code for name, spec in specs.items() if not spec.is_async)
+        if key is not None and message["compiled"] is not None:
+            if len(self._frames) >= _FRAME_CACHE_SIZE:
+                del self._frames[next(iter(self._frames))]
+            self._frames[key] = (frame, names_sync_tool, tuple(specs.values()))
         return _Prepared(frame, specs, seconds, names_sync_tool)
 
     async def _run(
