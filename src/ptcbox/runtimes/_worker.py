@@ -13,10 +13,11 @@ filter against process creation, ``execve``, ``ptrace`` and other kernel interfa
 ``dir_fd``-relative paths), the audit hook, and last a rehearsal: one whole execution
 against a loopback socket pair (:func:`rehearse`), which takes the copy-on-write page
 faults of that path before the worker is handed out. Then it waits for a ``run``
-message, applies the policy's memory and CPU limits, compiles the snippet with
-the sandbox (``os_enforced_limits=True``: the OS enforces what the arithmetic guards
-would), runs it, and sends ``done``. A single-use worker exits after one run; a session
-worker keeps its globals and waits for the next.
+message (its globals already built while it waited), applies the policy's memory and
+CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the OS
+enforces what the arithmetic guards would) unless the host sent it compiled (see
+:mod:`ptcbox.runtimes._host_compile`), runs it, and sends ``done``. A single-use worker
+exits after one run; a session worker keeps its globals and waits for the next.
 """
 
 from __future__ import annotations
