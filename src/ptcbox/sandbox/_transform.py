@@ -64,7 +64,12 @@ execution ended. The thread runtime binds ``_alive_`` to a ``threading.local`` w
 code fails at its first line with ``AttributeError`` (every handler starts with the
 check, so none can swallow it). A C-level attribute read, ~50 ns per function call.
 Elsewhere ``running`` is always there. A worker process needs no check: it dies with
-its execution."""
+its execution.
+
+Not covered (red-team R1, open): the items of a generator expression, and the steps of
+a generator after a ``yield``, when host code drives them through a builtin the snippet
+installed as a hook (``close`` of an iterator a generator delegates to, say). Checks
+there would cost every item and every ``yield``."""
 
 _GUARDED_BINOPS: dict[type[ast.operator], str] = {
     ast.Pow: "_pow_",
@@ -94,9 +99,9 @@ _INPLACE: dict[type[ast.operator], str] = {
     ast.BitOr: "ior",
 }
 _SMALL_INT = 16
-_DISPATCH: dict[tuple[type, type], Any] = {}
 _SMALL_SHIFT = 64
 _SMALL_WIDTH_DIGITS = 6
+_DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
 
 
 def _name(id_: str) -> ast.Name:
