@@ -200,12 +200,7 @@ class Control:
         """
         with self.lock:
             self.state = HOST
-            self.alive_flags.pop(ALIVE_ATTR, None)
-            if self.thread_id:
-                _clear_pending(self.thread_id)
-            if self.tracing:
-                sys.settrace(self.saved_trace)
-                self.tracing = False
+            self._quiet_locked()
 
     def wind_down(self) -> None:
         """After a stop, before the snippet's globals are cleared: its checked code
@@ -216,12 +211,16 @@ class Control:
         :meth:`shelter`.
         """
         with self.lock:
-            self.alive_flags.pop(ALIVE_ATTR, None)
-            if self.thread_id:
-                _clear_pending(self.thread_id)
-            if self.tracing:
-                sys.settrace(self.saved_trace)
-                self.tracing = False
+            self._quiet_locked()
+
+    def _quiet_locked(self) -> None:
+        """Under ``lock``: ``running`` unset, no stop pending, the line tracer off."""
+        self.alive_flags.pop(ALIVE_ATTR, None)
+        if self.thread_id:
+            _clear_pending(self.thread_id)
+        if self.tracing:
+            sys.settrace(self.saved_trace)
+            self.tracing = False
 
     def leave_host(self) -> None:
         """Back to the snippet; raises :class:`ExecutionInterrupted` if stopped meanwhile."""
@@ -238,12 +237,7 @@ class Control:
         """
         with self.lock:
             self.state = DONE
-            self.alive_flags.pop(ALIVE_ATTR, None)
-            if self.thread_id:
-                _clear_pending(self.thread_id)
-            if self.tracing:
-                sys.settrace(self.saved_trace)
-                self.tracing = False
+            self._quiet_locked()
             _local.control = None
             self.left.set()
             return self.stop
