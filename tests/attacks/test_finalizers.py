@@ -13,11 +13,11 @@ failure it would spin there forever.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from attacks._child import child_output
 
 CHILD = """
 import asyncio, gc, sys, time
@@ -41,18 +41,7 @@ os._exit(0)
 
 def _run_child(code: str, timeout: float = 5.0) -> str:
     """Run ``code`` three times in a child's ThreadRuntime, then ``gc.collect()``."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, textwrap.dedent(code), str(timeout)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or b""
-        return (out.decode() if isinstance(out, bytes) else out) + "\nchild hung"
-    return done.stdout + done.stderr
+    return child_output(CHILD, textwrap.dedent(code), str(timeout), timeout=30)
 
 
 GENERATOR_IN_A_CYCLE = {
@@ -202,17 +191,7 @@ def test_garbage_collected_in_a_host_thread_during_the_execution_does_not_run_th
         "it = g()\nnext(it)\nbox = [it]\nbox.append(box)\ndel it, box\n"
         "import time\ntime.sleep(1)\nprint('ok')\n"
     )
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", CONCURRENT_GC_CHILD, code],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        out = done.stdout + done.stderr
-    except subprocess.TimeoutExpired as exc:
-        out = str(exc.stdout) + "\nchild hung"
+    out = child_output(CONCURRENT_GC_CHILD, code, timeout=30)
     assert "collected while running" in out, out
     assert "result True ok" in out, out
 

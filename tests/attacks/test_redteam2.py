@@ -23,6 +23,7 @@ from typing import Any
 import psutil
 import pytest
 
+from attacks._child import child_output
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime
 from ptcbox.runtimes._worker_landlock import landlock_abi
@@ -601,22 +602,6 @@ os._exit(0)
 """
 
 
-def _child_output(script: str, code: str, timeout: float) -> str:
-    """Run ``script`` with ``code`` in a child Python; its stdout, even if it hung."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", script, code],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or b""
-        return (out.decode() if isinstance(out, bytes) else out) + "\nchild hung"
-    return done.stdout
-
-
 GC_CHILD = """
 import asyncio, gc, sys
 from ptcbox import ThreadRuntime
@@ -642,7 +627,7 @@ def test_thread_runtime_stopped_async_snippet_never_runs_at_garbage_collection()
         "import asyncio\nwhile True:\n    try:\n        await asyncio.sleep(0)\n"
         "    except BaseException:\n        pass\n"
     )
-    out = _child_output(GC_CHILD, code, timeout=30)
+    out = child_output(GC_CHILD, code, timeout=30)
     assert "all collected" in out, out
 
 
@@ -661,7 +646,7 @@ def test_thread_runtime_async_gather_of_busy_coroutines_stops_in_time() -> None:
         "import asyncio\nasync def w():\n    while True:\n        await asyncio.sleep(0)\n"
         "await asyncio.gather(*[w() for _ in range(50)])\n"
     )
-    out = _child_output(THREAD_ASYNC_CHILD, code, timeout=60)
+    out = child_output(THREAD_ASYNC_CHILD, code, timeout=60)
     line = next((row for row in out.splitlines() if row.startswith("returned")), "")
     assert line, out
     assert float(line.split()[1]) < 1.5, out

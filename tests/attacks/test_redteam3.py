@@ -38,13 +38,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
-import sys
 import time
 from typing import Any
 
 import pytest
 
+from attacks._child import child_output
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
 from ptcbox.runtimes._host_compile import HOST_COMPILE_MAX_CHARS, host_compiled
@@ -56,23 +55,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _child_output(script: str, *args: str, timeout: float = 20.0) -> str:
-    """Run ``script`` in a child Python; its stdout and stderr, even if it hung."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", script, *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or b""
-        text = out.decode() if isinstance(out, bytes) else out
-        return text + "\nchild hung"
-    return done.stdout + done.stderr
 
 
 # == 1. ThreadRuntime: snippet code outside its execution ================================
@@ -113,12 +95,14 @@ def make(f):
     return (f(x) for x in ["genexp"])
 """
 
+
 # A suspended generator in a reference cycle; closing it calls close() of the iterator
 # it delegates to, a builtin bound to a generator expression (made after the generator,
 # so the collector finalizes the generator first).
-YIELD_FROM_CLOSE = (
-    GENEXP
-    + """\
+def _delegating_generator(close: str) -> str:
+    """A suspended generator, in a cycle, delegating to an iterator whose ``close`` is
+    the expression ``close`` (set after the generator exists)."""
+    return f"""\
 class It:
     def __iter__(self):
         return self
@@ -131,10 +115,12 @@ it = g()
 next(it)
 box = [it]
 box.append(box)
-inner.close = functools.partial(next, make(where), None)
+inner.close = {close}
 del it, box
 """
-)
+
+
+YIELD_FROM_CLOSE = GENEXP + _delegating_generator("functools.partial(next, make(where), None)")
 
 # The with block's __exit__ is whatever the decorator returned: a builtin that iterates
 # its first argument (set.union), fed through a chain filled after the generator exists.
@@ -174,7 +160,7 @@ del it, box
 def test_r1_generator_expression_never_runs_in_a_host_thread(code: str, mode: str) -> None:
     """R1: the garbage collector, in the host's main thread after the execution (or in
     its loop thread during it), runs the snippet's generator expression there."""
-    out = _child_output(GC_CHILD, code, mode)
+    out = child_output(GC_CHILD, code, mode, timeout=20)
     assert "result True None" in out, out
     assert "seen" in out, out
     seen = json.loads(out.split("seen", 1)[1].strip().splitlines()[0].replace("'", '"'))
@@ -189,22 +175,8 @@ def make(f):
     def close():
         f("def")
     return close
-class It:
-    def __iter__(self):
-        return self
-    def __next__(self):
-        return 1
-inner = It()
-def g():
-    yield from inner
-it = g()
-next(it)
-box = [it]
-box.append(box)
-inner.close = make(where)
-del it, box
-"""
-    out = _child_output(GC_CHILD, code, "after")
+""" + _delegating_generator("make(where)")
+    out = child_output(GC_CHILD, code, "after", timeout=20)
     assert "result True None" in out, out
     assert "seen []" in out, out
 
@@ -251,7 +223,7 @@ def test_r2_a_stopped_executions_thread_always_ends() -> None:
     """R2: the stop lands; the clean-up after it (``namespace.clear()`` in HOST state,
     where nothing is injected) closes the generator, whose delegate's ``close`` is a
     builtin spinning a generator expression: the thread never leaves."""
-    out = _child_output(R2_CHILD, R2_CODE)
+    out = child_output(R2_CHILD, R2_CODE, timeout=20)
     assert "result True started" in out, out
     assert "stopped thread ended" in out, out
 
@@ -288,7 +260,7 @@ async def f():
             pass
 await asyncio.gather(*[f() for _ in range(20)])
 """
-    out = _child_output(R5_CHILD, code)
+    out = child_output(R5_CHILD, code, timeout=20)
     assert "result True" in out, out
     assert "next 2" in out, out
     assert "collected" in out, out
@@ -411,7 +383,7 @@ ASYNC_SNIPPETS = {
 
 
 def test_thread_runtime_timeout_still_stops_async_snippets_promptly() -> None:
-    out = _child_output(ASYNC_TIMEOUT_CHILD, json.dumps(ASYNC_SNIPPETS), timeout=30)
+    out = child_output(ASYNC_TIMEOUT_CHILD, json.dumps(ASYNC_SNIPPETS), timeout=30)
     assert "after 2" in out, out
     for name in ASYNC_SNIPPETS:
         line = next((ln for ln in out.splitlines() if ln.startswith(name + " =>")), "")
@@ -652,7 +624,7 @@ asyncio.run(main())
 
 
 def test_stopped_or_killed_idle_workers_are_never_handed_out() -> None:
-    out = _child_output(IDLE_SIGNAL_CHILD, timeout=40)
+    out = child_output(IDLE_SIGNAL_CHILD, timeout=40)
     assert "idle 2" in out, out
     for n in range(4):
         assert f"result True {n * 2}" in out, out
