@@ -8,7 +8,7 @@ memory of an idle worker, and the host's memory over thousands of executions. Pl
 pause 20 ms between executions so that the pool refills, which also leaves the CPU
 caches cold, as between the calls of a real agent. They repeat one source text, which
 the host compiles once, the second time it sees it, and keeps (see
-``runtimes/_host_compile.py``); the "new source each time" row shows the cost without
+``runtimes/subprocess/_compile.py``); the "new source each time" row shows the cost without
 that cache.
 
 Run::

@@ -26,7 +26,7 @@ import pytest
 from attacks._child import child_output
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime
-from ptcbox.runtimes._worker_landlock import landlock_abi
+from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -76,7 +76,7 @@ def _raw(data: bytes) -> str:
 
 SETOWN_CHILD = """
 import fcntl, os, signal, socket, sys
-from ptcbox.sandbox._rlimits import forbid_process_creation, set_no_new_privs
+from ptcbox.runtimes.subprocess.worker._rlimits import forbid_process_creation, set_no_new_privs
 set_no_new_privs()
 forbid_process_creation(confine_dirfd=True)
 target = int(sys.argv[1])
@@ -122,7 +122,7 @@ def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
 
 ROUTES_CHILD = """
 import fcntl, os, resource, socket, struct, sys
-from ptcbox.sandbox._rlimits import forbid_process_creation, set_no_new_privs
+from ptcbox.runtimes.subprocess.worker._rlimits import forbid_process_creation, set_no_new_privs
 target = int(sys.argv[1])
 # every call would change nothing if it were allowed (current values), so that a
 # broken filter cannot renice or pin this machine's processes while the test runs
@@ -362,7 +362,7 @@ async def test_trusted_code_that_neuters_the_audit_hook_still_meets_the_kernel_w
     target = tmp_path / "pwned"
     code = textwrap.dedent(f"""
         import gc, sys
-        audit = sys.modules["ptcbox.sandbox._audit"]
+        audit = sys.modules["ptcbox.runtimes.subprocess.worker._audit"]
         audit._refuse = lambda *a: None
         for obj in gc.get_objects():
             if type(obj).__name__ == "AuditGate":

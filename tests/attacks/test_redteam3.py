@@ -46,7 +46,7 @@ import pytest
 from attacks._child import child_output
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
-from ptcbox.runtimes._host_compile import HOST_COMPILE_MAX_CHARS, host_compiled
+from ptcbox.runtimes.subprocess._compile import HOST_COMPILE_MAX_CHARS, host_compiled
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -490,7 +490,7 @@ async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compi
 ) -> None:
     async with SubprocessRuntime() as runtime:
         hosted = await runtime.execute(code, {}, timeout=10)
-        from ptcbox.runtimes import _subprocess
+        from ptcbox.runtimes.subprocess import _runtime as _subprocess
 
         monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy: None)
         worker = await runtime.execute(code, {}, timeout=10)

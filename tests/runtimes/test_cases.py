@@ -3,7 +3,7 @@
 Each test names its case id in its function name (``test_B03_...``); the cases here:
 B01, B03, B03b, B04, B06, B07, B07b, B08, B08b, B09, B09b, B12, B14, B15, B17, B18,
 B19, B20, B23, B24, B25, B29. B11 and B22 (process-only) are in
-``test_subprocess_limits.py`` and ``test_subprocess.py``; B26 and B28 in
+``subprocess/test_limits.py`` and ``subprocess/test_runtime.py``; B26 and B28 in
 ``tests/agent_glue``. The snippets are copied here verbatim so the
 suite runs on a machine without the shared folder. Where runtimes differ (B15, B17:
 the thread runtime refuses the code with the policy's size guards because it cannot

@@ -42,7 +42,7 @@ import orjson
 
 from ptcbox._jsonable import to_jsonable
 from ptcbox.errors import WireProtocolError
-from ptcbox.runtimes._value import encode_json
+from ptcbox.runtimes._shared._value import encode_json
 
 __all__ = [
     "KIND_JSON",
@@ -99,7 +99,7 @@ def encode_message(
         TypeError: If a value is not JSON-compatible.
         ValueError: If a value is not JSON-compatible (NaN, lone surrogates).
         MemoryError: With ``stdlib``, when the process is out of memory (callers bound
-            the size of what they send first; see :mod:`ptcbox.runtimes._value`).
+            the size of what they send first; see :mod:`ptcbox.runtimes._shared._value`).
     """
     if stdlib:
         kind = KIND_JSON if orjson_safe else KIND_JSON_BIGINT

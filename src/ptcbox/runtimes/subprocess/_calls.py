@@ -1,0 +1,374 @@
+"""Tool calls of one SubprocessRuntime execution, as the host runs them.
+
+:class:`CallHandler` is the half of :class:`~ptcbox.runtimes.subprocess._execution.HostExecution`
+that checks a call message (known tool, call-count limit, arguments bound to the
+signature), runs sync tools where the call arrived (the channel thread) or, for calls
+from the snippet's asyncio code and for async tools, on the caller's event loop at most
+``max_concurrent_tool_calls`` at once, and records every call as a ``ToolCallRecord``.
+A tool result crosses back as JSON converted by ``ptcbox._jsonable.to_jsonable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+from ptcbox._result import ToolCallRecord
+from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolError
+from ptcbox.runtimes._protocol import ToolCallCallback
+from ptcbox.runtimes._shared._error_text import ToolSpec, describe_exception, jsonable_arguments
+from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
+from ptcbox.runtimes._wire import encode_message, field, reply_frame
+from ptcbox.runtimes.subprocess._handle import WorkerHandle
+from ptcbox.sandbox import SandboxPolicy
+
+__all__ = ["CallHandler", "PendingCall", "check_done", "set_done"]
+
+Outcome = tuple[str, Any]
+_SCALARS = frozenset({int, float, bool, type(None)})
+REFUSED_CALLS_SLACK = 100
+"""Calls past ``max_tool_calls`` refused one by one before the execution is ended."""
+MAX_UNSENT_REPLY_BYTES = 64 << 20
+"""Tool replies waiting for the worker to read them, in bytes, before the execution ends."""
+
+
+class PendingCall:
+    """One tool call in progress (host side)."""
+
+    __slots__ = ("arguments", "call_id", "index", "seconds", "spec")
+
+    def __init__(self, call_id: int, spec: ToolSpec, arguments: dict[str, Any], index: int):
+        self.call_id = call_id
+        self.spec = spec
+        self.arguments = arguments
+        self.index = index
+        self.seconds = 0.0
+
+
+class CallHandler:
+    """Tool-call handling shared by the loop and the channel thread of an execution."""
+
+    worker: WorkerHandle
+    specs: dict[str, ToolSpec]
+    policy: SandboxPolicy
+    executor: Executor
+    on_tool_call: ToolCallCallback | None
+    records: list[ToolCallRecord | None]
+    _loop: asyncio.AbstractEventLoop
+    _finished: asyncio.Future[Outcome]
+    _send_lock: threading.Lock
+    _stopped: bool
+    _calls: int
+    _active: int
+    _queued: deque[PendingCall]
+    _tasks: set[asyncio.Future[Any]]
+    _outbox: list[bytes]
+    _outbox_bytes: int
+    _outbox_lock: threading.Lock
+    _draining: bool
+
+    def _finish(self, outcome: Outcome) -> None:
+        raise NotImplementedError
+
+    def _finish_from(self, outcome: Outcome, on_loop: bool) -> None:
+        if on_loop:
+            self._finish(outcome)
+        else:
+            self._post(self._finish, outcome)
+
+    def _post(self, fn: Callable[..., Any], *args: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _observe(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._finished.done():
+            return
+        try:
+            fn(*args)
+        except Exception as exc:  # an observer raised: the caller's bug, re-raised
+            self._finish(("observer", exc))
+
+    def _sendall(self, data: bytes) -> None:
+        with self._send_lock:
+            self.worker.sock.sendall(data)
+
+    def _reply(self, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # the worker is gone
+            self._sendall(data)
+
+    def _send_later(self, data: bytes) -> None:
+        """Queue a frame for the worker (any thread); never blocks.
+
+        One tool thread at a time sends what is queued, so a worker that stops reading
+        holds one of the runtime's tool threads, not one per reply; past
+        :data:`MAX_UNSENT_REPLY_BYTES` waiting, the execution ends.
+        """
+        with self._outbox_lock:
+            waiting = self._outbox_bytes + len(data)
+            over = waiting > MAX_UNSENT_REPLY_BYTES
+            if not over:  # past the cap nothing more is kept: the execution is ending
+                self._outbox.append(data)
+                self._outbox_bytes = waiting
+            start = not (self._draining or over)
+            if start:
+                self._draining = True
+        if over:
+            limit = LimitExceeded("unread tool results", MAX_UNSENT_REPLY_BYTES, waiting, "bytes")
+            note = " (the code started tool calls without reading their results)"
+            self._post(self._finish, ("limit", (limit, note)))
+        elif start:
+            with contextlib.suppress(RuntimeError):  # closing: the worker is being killed
+                self.executor.submit(self._drain)
+
+    def _drain(self) -> None:
+        while True:
+            with self._outbox_lock:
+                if not self._outbox or self._stopped:
+                    self._outbox.clear()
+                    self._outbox_bytes = 0
+                    self._draining = False
+                    return
+                data = b"".join(self._outbox)
+                self._outbox.clear()
+                self._outbox_bytes = 0
+            try:
+                self._sendall(data)
+            except OSError:  # the worker is gone
+                with self._outbox_lock:
+                    self._outbox.clear()
+                    self._outbox_bytes = 0
+                    self._draining = False
+                return
+
+    def _on_call(self, message: dict[str, Any], on_loop: bool) -> PendingCall | None:
+        """Check a call; return it when a sync tool must run it, else start or refuse it."""
+        call_id, name = message.get("id"), message.get("name")
+        args, kwargs = message.get("args"), message.get("kwargs")
+        if not (  # exact types (no bool id); else field() says what is wrong
+            type(call_id) is int
+            and type(name) is str
+            and type(args) is list
+            and type(kwargs) is dict
+        ):
+            call_id = field(message, "id", int)
+            name = field(message, "name", str)
+            args = field(message, "args", list)
+            kwargs = field(message, "kwargs", dict)
+        spec = self.specs.get(name)
+        if spec is None:
+            raise WireProtocolError(f"the worker called an unknown tool {name[:100]!r}")
+        self._calls += 1
+        limit = self.policy.max_tool_calls
+        if self._calls > limit + REFUSED_CALLS_SLACK:  # it ignores the refusals: stop it
+            if self._calls == limit + REFUSED_CALLS_SLACK + 1:
+                note = (
+                    f" (the code kept calling tools after the limit: {REFUSED_CALLS_SLACK} "
+                    "more calls were refused, then the execution was stopped)"
+                )
+                outcome = ("limit", (ToolCallLimitExceeded(limit, self._calls), note))
+                self._finish_from(outcome, on_loop)
+            return None
+        if self._calls > limit:
+            if self._calls == limit + 1:  # record the first refused call only
+                refused = ToolCallLimitExceeded(limit, self._calls)
+                self.records.append(None)
+                self._record(
+                    PendingCall(call_id, spec, raw_arguments(args, kwargs), len(self.records) - 1),
+                    False,
+                    describe_exception(refused),
+                )
+            refusal = {
+                "t": "error",
+                "id": call_id,
+                "kind": "ToolCallLimitExceeded",
+                "limit": limit,
+                "observed": self._calls,
+            }
+            self._send_later(encode_message(refusal))  # it may not be read yet
+            return None
+        index = len(self.records)
+        self.records.append(None)
+        try:
+            arguments = spec.binder.bind(tuple(args), kwargs)
+        except TypeError as exc:
+            text = str(exc)
+            call = PendingCall(call_id, spec, raw_arguments(args, kwargs), index)
+            self._record(call, False, f"TypeError: {text}")
+            self._send_later(error_frame(call_id, "TypeError", name, text))
+            return None
+        call = PendingCall(call_id, spec, arguments, index)
+        if spec.is_async or message.get("async") is True:
+            if on_loop:
+                self._admit(call)
+            else:
+                self._post(self._admit, call)
+            return None
+        return call
+
+    def _run_inline(self, call: PendingCall) -> None:
+        """Run a sync tool in the channel thread and reply from there."""
+        ok, payload, call.seconds = call_sync(
+            call.spec.projection, call.arguments, call.call_id, call.spec.name
+        )
+        if ok and type(payload) is not bytes:  # a "sync" projection returned an awaitable
+            self._post(self._await_on_loop, call, payload)
+            return
+        self._finish_call(call, ok, payload, inline=True)
+
+    def _finish_call(
+        self, call: PendingCall, ok: bool, payload: Any, *, inline: bool = False
+    ) -> None:
+        """Send the reply of a finished call and record it (any thread).
+
+        ``inline``: called by the channel thread, which reads ``done`` only after this
+        returns, so the reply may go first (the worker resumes sooner). Other threads
+        record first, so that the trace is complete when ``done`` arrives, and queue
+        the reply (:meth:`_send_later`).
+        """
+        if ok:
+            frame: bytes = payload
+            error = None
+        else:
+            error = describe_exception(payload)
+            frame = error_frame(call.call_id, "ToolError", call.spec.name, error)
+        if inline:
+            self._reply(frame)
+            self._record(call, ok, error)
+        else:
+            self._record(call, ok, error)
+            self._send_later(frame)
+
+    def _record(self, call: PendingCall, ok: bool, error: str | None) -> None:
+        record = ToolCallRecord(
+            name=call.spec.name,
+            arguments=jsonable_arguments(call.arguments),
+            ok=ok,
+            error=error,
+            duration_s=call.seconds,
+        )
+        self.records[call.index] = record
+        if self.on_tool_call is not None and not self._stopped:
+            self._post(self._observe, self.on_tool_call, record)
+
+    # -- concurrent calls, on the loop ---------------------------------------------------
+
+    def _admit(self, call: PendingCall) -> None:
+        if self._stopped:
+            return
+        if self._active < self.policy.max_concurrent_tool_calls:
+            self._start(call)
+        else:
+            self._queued.append(call)
+
+    def _start(self, call: PendingCall) -> None:
+        self._active += 1
+        if call.spec.is_async:
+            task: asyncio.Future[Any] = self._loop.create_task(
+                self._await_value(call, call.spec.projection(**call.arguments))
+            )
+        else:
+            task = self._loop.run_in_executor(self.executor, self._run_sync_concurrently, call)
+        self._tasks.add(task)
+        task.add_done_callback(self._call_ended)
+
+    def _run_sync_concurrently(self, call: PendingCall) -> None:
+        ok, payload, call.seconds = call_sync(
+            call.spec.projection, call.arguments, call.call_id, call.spec.name
+        )
+        if ok and type(payload) is not bytes:  # an awaitable
+            self._post(self._await_on_loop, call, payload)
+            return
+        self._finish_call(call, ok, payload)
+
+    def _await_on_loop(self, call: PendingCall, awaitable: Any) -> None:
+        if self._stopped:
+            return
+        self._active += 1
+        task = self._loop.create_task(self._await_value(call, awaitable))
+        self._tasks.add(task)
+        task.add_done_callback(self._call_ended)
+
+    async def _await_value(self, call: PendingCall, awaitable: Any) -> None:
+        started = time.perf_counter()
+        try:
+            value = await awaitable
+        except Exception as exc:
+            call.seconds += time.perf_counter() - started
+            self._finish_call(call, False, exc)
+            return
+        call.seconds += time.perf_counter() - started
+        ok, frame, _ = encode_result(call.spec.name, call.call_id, value, 0.0)
+        if not ok:
+            self._finish_call(call, False, frame)
+            return
+        self._finish_call(call, True, frame)  # queued: never blocks the loop
+
+    def _call_ended(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        self._active -= 1
+        while self._queued and self._active < self.policy.max_concurrent_tool_calls:
+            self._start(self._queued.popleft())
+
+
+def raw_arguments(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Arguments of a call that could not be bound, for its record."""
+    return {**kwargs, "*args": args} if args else dict(kwargs)
+
+
+def set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def check_done(message: dict[str, Any]) -> None:
+    error = message.get("error")
+    error_type = message.get("error_type")
+    if not isinstance(error, str | None) or not isinstance(error_type, str | None):
+        raise WireProtocolError("malformed 'done' message: error fields are not text")
+    if not isinstance(message.get("truncated"), bool):
+        raise WireProtocolError("malformed 'done' message: 'truncated' is not a bool")
+
+
+def error_frame(call_id: int, kind: str, tool: str, message: str) -> bytes:
+    return encode_message(
+        {"t": "error", "id": call_id, "kind": kind, "tool": tool, "message": message}
+    )
+
+
+def call_sync(
+    projection: Callable[..., Any], arguments: dict[str, Any], call_id: int, name: str
+) -> tuple[bool, Any, float]:
+    """Run a sync tool; encode its reply in the same thread.
+
+    Returns:
+        ``(True, result frame bytes, seconds)``, ``(True, awaitable, seconds)`` when the
+        tool returned one, or ``(False, exception, seconds)``.
+    """
+    started = time.perf_counter()
+    try:
+        value = projection(**arguments)
+    except Exception as exc:
+        return False, exc, time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    if type(value) not in _SCALARS and inspect.isawaitable(value):
+        return True, value, seconds
+    return encode_result(name, call_id, value, seconds)
+
+
+def encode_result(name: str, call_id: int, value: Any, seconds: float) -> tuple[bool, Any, float]:
+    """The ``result`` frame of a tool's value, or the error when it is too large."""
+    if type(value) not in _SCALARS:
+        over = json_size_over(value, MAX_TOOL_DATA_BYTES)
+        if over:  # refused before converting or encoding it
+            return False, result_size_error(name, over), seconds
+    try:
+        return True, reply_frame(call_id, value), seconds
+    except WireProtocolError:  # its exact encoding is over the frame limit
+        return False, result_size_error(name, MAX_TOOL_DATA_BYTES + 1), seconds

@@ -1,0 +1,305 @@
+"""Host side of one SubprocessRuntime execution: frames in, tool calls out, a CodeResult.
+
+:class:`HostExecution` sends the ``run`` message and reads the worker's socket on the
+event loop (``add_reader``) as long as only output and ``done`` arrive, so a snippet that
+calls no sync tool costs two wake-ups (host to worker, worker to host). The first call of
+a sync tool from synchronous snippet code hands the socket to one host thread (see
+:mod:`ptcbox.runtimes.subprocess._threads`), which from then on reads with a blocking
+``recv`` and runs each sync tool right where its call arrives: a tool call costs one
+round trip between two processes and no event-loop scheduling. Calls made from running
+asyncio code in the snippet, and async tools, run on the caller's event loop,
+concurrently (sync ones in the runtime's tool threads), at most
+``max_concurrent_tool_calls`` at once. Everything the worker sends is treated as
+hostile: size-capped frames, every field checked. The loop owns the deadline (which
+includes time in host tools) and kills the worker's process group when it passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections import deque
+from concurrent.futures import Executor
+from typing import Any
+
+from ptcbox._result import ToolCallRecord
+from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._error_text import (
+    ToolSpec,
+)
+from ptcbox.runtimes._shared._output import OutputBuffer
+from ptcbox.runtimes._wire import (
+    KIND_STDERR,
+    KIND_STDOUT,
+    FrameDecoder,
+    SpinningReceiver,
+    parse_message,
+)
+from ptcbox.runtimes.subprocess._calls import CallHandler, PendingCall, check_done, set_done
+from ptcbox.runtimes.subprocess._handle import WorkerHandle
+from ptcbox.runtimes.subprocess._threads import ChannelThreads
+from ptcbox.sandbox import SandboxPolicy
+
+__all__ = ["HostExecution", "Outcome"]
+
+_RECV_BYTES = 64 * 1024  # below malloc's mmap threshold: no mmap/munmap per recv
+_DRAIN_S = 0.25
+_START_SPIN_S = 0.003  # a warm worker's first call comes within ~1 ms of the run frame
+_EXIT_REPORT_S = 2.0
+_ERROR_TYPE_CHARS = 100
+
+Outcome = tuple[str, Any]
+"""``("done", message)``, ``("timeout", None)``, ``("eof", None)``,
+``("protocol", WireProtocolError)``, ``("limit", (LimitExceeded, note))`` or
+``("observer", exception)``."""
+
+
+class HostExecution(CallHandler):
+    """One ``run`` on one worker, from the first frame to the :class:`CodeResult`.
+
+    Args:
+        worker: The worker; its socket is served by a channel thread.
+        specs: The tools by name.
+        policy: The policy (output caps, tool-call limits).
+        threads: Where the channel thread comes from.
+        executor: Where sync tools called concurrently (from asyncio code) run.
+        on_tool_call: Observer of finished tool calls (run on the loop).
+        on_output: Observer of output chunks (run on the loop).
+    """
+
+    def __init__(  # noqa: PLR0917
+        self,
+        worker: WorkerHandle,
+        specs: dict[str, ToolSpec],
+        policy: SandboxPolicy,
+        threads: ChannelThreads,
+        executor: Executor,
+        on_tool_call: ToolCallCallback | None,
+        on_output: OutputCallback | None,
+    ) -> None:
+        self.worker = worker
+        self.specs = specs
+        self.policy = policy
+        self.threads = threads
+        self.executor = executor
+        self.on_tool_call = on_tool_call
+        self.on_output = on_output
+        self.stdout = OutputBuffer(policy.max_output_bytes)
+        self.stderr = OutputBuffer(policy.max_output_bytes)
+        self.records: list[ToolCallRecord | None] = []
+        self._loop = asyncio.get_running_loop()
+        self._finished: asyncio.Future[Outcome] = self._loop.create_future()
+        self._left: asyncio.Future[None] = self._loop.create_future()
+        self._send_lock = threading.Lock()
+        self._stopped = False
+        self._calls = 0
+        self._active = 0
+        self._queued: deque[PendingCall] = deque()
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._outbox: list[bytes] = []
+        self._outbox_bytes = 0
+        self._outbox_lock = threading.Lock()
+        self._draining = False
+        self._decoder = FrameDecoder()
+        self._fd = worker.sock.fileno()
+        self._reading = False
+
+    # -- the loop's side -----------------------------------------------------------------
+
+    async def run(self, run_frame: bytes, timeout: float, *, thread_reads: bool = False) -> Outcome:
+        """Send ``run_frame`` and wait for the outcome; kill the worker unless it is done.
+
+        Args:
+            run_frame: The ``run`` message.
+            timeout: Seconds until the worker is killed.
+            thread_reads: Let a channel thread read the socket from the start, polling
+                through the worker's start-up, so that a sync tool's first call runs at
+                once (no hand-over from the loop). Worth it when the snippet names a
+                sync tool and a CPU is free. Otherwise the loop reads until a sync tool
+                is called.
+
+        On cancellation the worker's process group is killed before the
+        ``CancelledError`` propagates.
+        """
+        sock = self.worker.sock  # blocking: threads block; the loop passes MSG_DONTWAIT
+        if not (thread_reads and self._serve_from_thread(None, [], None)):
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._reading = True
+        deadline = self._loop.call_later(timeout, self._finish, ("timeout", None))
+        try:
+            sent = sock.send(run_frame, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            sent = len(run_frame)  # the worker is gone: the reader sees the end of file
+        if sent < len(run_frame):
+            self._send_later(run_frame[sent:])
+        try:
+            outcome = await self._finished
+            if outcome[0] == "eof":
+                await self.worker.wait_exit(_EXIT_REPORT_S)
+            elif outcome[0] != "done":
+                self.worker.kill()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._left), _DRAIN_S)
+            return outcome
+        except BaseException:
+            self.worker.kill()
+            raise
+        finally:
+            deadline.cancel()
+            self._stop()
+
+    def _stop(self) -> None:
+        self._stopped = True
+        self._stop_reading()
+        self._queued.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        self._tasks.clear()
+        self.stdout.close()
+        self.stderr.close()
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._fd)
+
+    def _finish(self, outcome: Outcome) -> None:
+        if not self._finished.done():
+            self._finished.set_result(outcome)
+
+    # -- reading: the loop first, the channel thread once a sync tool is called ----------
+
+    def _on_readable(self) -> None:
+        """The loop reads while no sync tool has been called (output, ``done``)."""
+        while self._reading:
+            try:
+                data = self.worker.sock.recv(_RECV_BYTES, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._stop_reading()
+                set_done(self._left)
+                self._finish(("eof", None))
+                return
+            frames, error = self._split(data)
+            for index, (kind, payload) in enumerate(frames):
+                try:
+                    step = self._on_frame(kind, payload, on_loop=True)
+                except WireProtocolError as exc:
+                    error = exc
+                    break
+                if isinstance(step, PendingCall):  # a sync tool: hand the socket to a thread
+                    self._stop_reading()
+                    if not self._serve_from_thread(step, frames[index + 1 :], error):
+                        self._finish(("eof", None))  # the runtime is closing
+                    return
+                if step is not None:
+                    self._stop_reading()
+                    self._finish(("done", step))
+                    return
+            if error is not None:
+                self._stop_reading()
+                self.worker.kill()
+                self._finish(("protocol", error))
+                return
+            if len(data) < _RECV_BYTES:
+                return
+
+    def _split(self, data: bytes) -> tuple[list[tuple[int, bytes]], WireProtocolError | None]:
+        """Complete frames in ``data`` (and what came before), and the first framing error."""
+        frames: list[tuple[int, bytes]] = []
+        try:
+            for frame in self._decoder.feed(data):
+                frames.append(frame)
+        except WireProtocolError as exc:
+            return frames, exc
+        return frames, None
+
+    def _serve_from_thread(
+        self,
+        first: PendingCall | None,
+        frames: list[tuple[int, bytes]],
+        error: WireProtocolError | None,
+    ) -> bool:
+        """Hand the socket to a channel thread; ``False`` when the runtime is closing."""
+        self.worker.enter()
+        try:
+            self.threads.submit(self._serve, first, frames, error)
+        except RuntimeError:
+            self.worker.leave()
+            return False
+        return True
+
+    def _serve(
+        self,
+        first: PendingCall | None,
+        frames: list[tuple[int, bytes]],
+        error: WireProtocolError | None,
+    ) -> None:
+        """The channel thread: run sync tools where the calls arrive, until ``done``.
+
+        ``first`` is ``None`` when the thread reads from the start: its first wait
+        polls through the worker's start-up (:data:`_START_SPIN_S`).
+        """
+        outcome: Outcome = ("eof", None)
+        calls_in = SpinningReceiver(self.worker.sock, _RECV_BYTES)
+        window = _START_SPIN_S if first is None else None
+        try:
+            if first is not None:
+                self._run_inline(first)
+            while True:
+                for kind, payload in frames:
+                    step = self._on_frame(kind, payload, on_loop=False)
+                    if isinstance(step, PendingCall):
+                        self._run_inline(step)
+                    elif step is not None:
+                        outcome = ("done", step)
+                        return
+                if error is not None:
+                    raise error
+                data = calls_in.recv(poll=not self._decoder.pending_bytes, spin_seconds=window)
+                window = None
+                if not data:
+                    return
+                frames, error = self._split(data)
+        except WireProtocolError as exc:
+            outcome = ("protocol", exc)
+            self.worker.kill()
+        except OSError:
+            pass
+        finally:
+            self.worker.leave()
+            self._post(self._finish, outcome)
+            self._post(set_done, self._left)
+
+    def _on_frame(self, kind: int, payload: bytes, *, on_loop: bool) -> Any:
+        """Handle a frame; return ``done``'s message, a sync :class:`PendingCall`, or None."""
+        if kind in (KIND_STDOUT, KIND_STDERR):
+            text = payload.decode("utf-8", "replace")
+            if kind == KIND_STDOUT:
+                self.stdout.write(text)
+                stream = "stdout"
+            else:
+                self.stderr.write(text)
+                stream = "stderr"
+            if self.on_output is not None and not self._stopped:
+                if on_loop:
+                    self._observe(self.on_output, stream, text)
+                else:
+                    self._post(self._observe, self.on_output, stream, text)
+            return None
+        message = parse_message(kind, payload)
+        what = message["t"]
+        if what == "call":
+            return None if self._stopped else self._on_call(message, on_loop)
+        if what == "done":
+            check_done(message)
+            return message
+        raise WireProtocolError(f"unexpected message type {what[:50]!r} from the worker")

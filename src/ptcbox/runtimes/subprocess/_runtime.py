@@ -1,0 +1,390 @@
+"""SubprocessRuntime: each snippet runs in its own fresh, locked-down OS process.
+
+Tools stay in the host and are called over a Unix socket (JSON only); the worker is
+forked from a warm template process and never runs a second snippet (sessions aside),
+so nothing leaks from one execution to the next. The OS enforces the hard limits: the
+wall-clock deadline kills the worker's whole process group, ``RLIMIT_AS``/``RLIMIT_CPU``
+cap memory and CPU, and an audit hook refuses process creation, networking, ``ctypes``
+and writes outside the worker's private directory. See :class:`SubprocessRuntime`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import sys
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any, Final, NamedTuple
+
+import orjson
+
+from ptcbox._result import CodeResult
+from ptcbox.errors import RuntimeClosedError
+from ptcbox.projections import ToolProjection
+from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._error_text import ToolSpec, ToolTable, resolve_timeout
+from ptcbox.runtimes._wire import encode_message
+from ptcbox.runtimes.subprocess._compile import host_compiled
+from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
+from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
+from ptcbox.runtimes.subprocess._pool import WorkerPool
+from ptcbox.runtimes.subprocess._result import build_result
+from ptcbox.runtimes.subprocess._session import SubprocessSession
+from ptcbox.runtimes.subprocess._threads import ChannelThreads
+from ptcbox.runtimes.subprocess.worker._main import WorkerConfig, policy_to_wire
+from ptcbox.sandbox import SandboxPolicy
+
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
+
+DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""Host environment variables a worker inherits by default (nothing secret)."""
+
+_JOIN_S = 2.0
+_FRAME_CACHE_SIZE = 128
+_CPUS = len(os.sched_getaffinity(0))
+_BASE_ENV: Final = {
+    "PATH": "/usr/bin:/bin",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONIOENCODING": "utf-8",
+    "MALLOC_ARENA_MAX": "2",
+}
+
+
+class SubprocessRuntime:
+    """Run snippets in separate, single-use OS processes with OS-enforced limits.
+
+    Each execution gets a worker process forked from a warm template (so nothing of an
+    earlier snippet survives, and the start-up cost is off the critical path): its own
+    process group, a private empty working directory (removed afterwards), an
+    environment built from an allowlist (no secrets of the host), ``RLIMIT_AS`` from
+    ``policy.max_memory_bytes``, ``RLIMIT_CPU`` from ``policy.max_cpu_seconds``, limits
+    on open files, file size and processes, no core dumps, and an audit hook that
+    refuses process creation, network access, ``ctypes`` and writes outside its
+    directory. The sandbox policy (RestrictedPython guards, import allowlist) applies
+    inside the worker as well. The deadline covers the whole execution, time in host
+    tools included; when it passes, the worker's process group is killed with
+    ``SIGKILL`` and the output received so far is kept.
+
+    Tools stay in the host: the snippet calls stubs that send the call over a Unix
+    socket. A sync tool called from synchronous snippet code runs in a host thread that
+    serves that execution (never on the event loop); async tools run on the caller's
+    event loop; ``await asyncio.gather(...)`` in the snippet runs calls concurrently
+    (sync ones in ``tool_threads``; at most ``policy.max_concurrent_tool_calls``).
+    Only JSON-compatible data crosses the process boundary, converted deterministically
+    with ``ptcbox._jsonable.to_jsonable`` (tool arguments, tool results, the
+    trailing-expression value); the host never unpickles anything the worker sends.
+    ``extra_globals`` must be JSON-compatible.
+
+    Requires Linux and the asyncio event loop. The pre-forking template follows the
+    zygote/forkserver pattern; the limits are ``setrlimit(2)``, ``prctl(2)`` and PEP 578
+    audit hooks.
+
+    Args:
+        policy: The sandbox policy; ``None`` for ``SandboxPolicy()``.
+        max_workers: Executions that run at once; more wait for a free slot (their
+            timeout starts when they get one).
+        min_idle: Workers kept forked and waiting (0 forks each one on demand).
+        network: ``False`` runs workers in an empty network namespace (Linux, root or
+            unprivileged user namespaces); the runtime fails to start where that is not
+            possible. With ``True`` network access is still refused by the audit hook.
+        env: Extra environment variables for workers (nothing else of the host's
+            environment is passed, except :data:`DEFAULT_ENV_ALLOWLIST`).
+        max_open_files: ``RLIMIT_NOFILE`` of a worker.
+        max_file_bytes: ``RLIMIT_FSIZE`` of a worker, in bytes.
+        tool_threads: Threads for sync tools called concurrently from asyncio code in
+            snippets, shared by all executions.
+
+    Example:
+        >>> async def main():  # doctest: +SKIP
+        ...     async with SubprocessRuntime() as runtime:
+        ...         result = await runtime.execute("print(add(a=1, b=2))", tools)
+
+    Raises:
+        ValueError: If a numeric argument is out of range.
+        OSError: If the system is not Linux.
+    """
+
+    def __init__(
+        self,
+        policy: SandboxPolicy | None = None,
+        *,
+        max_workers: int = 16,
+        min_idle: int = 2,
+        network: bool = True,
+        env: Mapping[str, str] | None = None,
+        max_open_files: int = 256,
+        max_file_bytes: int = 64 << 20,
+        tool_threads: int = 32,
+    ) -> None:
+        if not sys.platform.startswith("linux"):
+            raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+        if min_idle < 0:
+            raise ValueError(f"min_idle must be >= 0, got {min_idle}")
+        if max_open_files < 16:
+            raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
+        self.policy = policy if policy is not None else SandboxPolicy()
+        worker_env = {k: os.environ[k] for k in DEFAULT_ENV_ALLOWLIST if k in os.environ}
+        worker_env.update(env or {})
+        config = WorkerConfig(
+            env={**_BASE_ENV, **worker_env},
+            max_open_files=max_open_files,
+            max_file_bytes=max_file_bytes,
+            network=network,
+            policy=policy_to_wire(self.policy),
+        )
+        self._pool = WorkerPool(
+            config_json=config.to_json(),
+            env={**_BASE_ENV, **worker_env},
+            min_idle=min_idle,
+            max_workers=max_workers,
+            need_network_namespace=not network,
+        )
+        self._tools = ToolTable()
+        self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
+        self._threads = ChannelThreads("ptcbox-channel")
+        self._sessions: set[SubprocessSession] = set()
+        self._closed = False
+        # run frames of repeated snippets (only those the host compiled), oldest first
+        self._frames: dict[tuple[Any, ...], tuple[bytes, bool, tuple[ToolSpec, ...]]] = {}
+
+    @property
+    def closed(self) -> bool:
+        """``True`` after :meth:`aclose`."""
+        return self._closed
+
+    async def start(self) -> None:
+        """Start the template process and the idle workers now (else on first use).
+
+        Raises:
+            RuntimeClosedError: If the runtime is closed.
+            WorkerStartError: If the template process cannot start.
+        """
+        await self._pool.start()
+
+    async def execute(
+        self,
+        code: str,
+        namespace: Mapping[str, ToolProjection],
+        *,
+        timeout: float | None = None,
+        extra_globals: Mapping[str, Any] | None = None,
+        on_tool_call: ToolCallCallback | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> CodeResult:
+        """Run ``code`` in a fresh worker process with the tools of ``namespace``.
+
+        Args:
+            code: Python source written by a model.
+            namespace: Tool name to projection (checked with ``validate_namespace``).
+            timeout: Wall-clock limit in seconds, tool time included; ``None`` uses the
+                policy's. It starts when a worker slot is free (see ``max_workers``).
+            extra_globals: More names for the snippet; JSON-compatible values only
+                (they are sent to the worker as JSON). Tools win on name clashes.
+            on_tool_call: Called on this event loop with each finished tool call.
+            on_output: Called on this event loop as ``on_output(stream, text)`` with
+                output chunks (batched by the worker every few milliseconds).
+
+        Returns:
+            The frozen result. Failures of the code, timeouts, limits, crashes of the
+            worker (``error_type="WorkerCrashed"``) and malformed messages from it
+            (``"WireProtocolError"``) are results, not exceptions.
+
+        Raises:
+            ValueError: Malformed namespace or non-positive timeout.
+            TypeError: ``code`` is not a ``str``, or ``extra_globals`` is not
+                JSON-compatible.
+            RuntimeClosedError: The runtime is closed.
+            WorkerStartError: The template process cannot start.
+        """
+        prepared = self._prepare(code, namespace, timeout, extra_globals, False)
+        pool = self._pool
+        worker = pool.take_idle_now()
+        if worker is not None:  # the usual case, without the slot and start-up machinery
+            try:
+                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+            finally:
+                pool.release(worker)
+                pool.free_slot()
+            return result
+        async with pool.slot():
+            worker = await self._pool.take_worker()
+            try:
+                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+            finally:
+                self._pool.release(worker)
+            return result
+
+    def session(self) -> SubprocessSession:
+        """Return a session: one dedicated worker whose globals persist across executes.
+
+        Use as ``async with runtime.session() as session: await session.execute(...)``.
+        A timeout or crash ends the session (later executes raise
+        :class:`~ptcbox.errors.SessionEndedError`).
+        """
+        self._check_open()
+        session = SubprocessSession(self)
+        self._sessions.add(session)
+        return session
+
+    async def aclose(self) -> None:
+        """Kill every worker, stop the template process and the tool threads. Idempotent.
+
+        Executions still running end with a ``WorkerCrashed`` result.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for session in list(self._sessions):
+            await session.aclose()
+        await self._pool.aclose()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._threads.shutdown(0)
+        # idle threads end at once; one still inside a slow tool is left to finish it
+        threads = [*self._threads.threads(), *getattr(self._executor, "_threads", ())]
+        deadline = time.monotonic() + _JOIN_S
+        while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
+
+    async def __aenter__(self) -> SubprocessRuntime:
+        self._check_open()
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"SubprocessRuntime(max_workers={self._pool.max_workers}, {state})"
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeClosedError("SubprocessRuntime")
+
+    def _prepare(
+        self,
+        code: str,
+        namespace: Mapping[str, ToolProjection],
+        timeout: float | None,
+        extra_globals: Mapping[str, Any] | None,
+        session: bool,
+    ) -> _Prepared:
+        self._check_open()
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        specs = self._tools.resolve(namespace)
+        seconds = resolve_timeout(timeout, self.policy.timeout)
+        key: tuple[Any, ...] | None = None
+        if not extra_globals:  # a repeated snippet with the same tools: the same frame
+            key = (code, session, *specs, *map(id, specs.values()))
+            hit = self._frames.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[2], specs.values(), strict=True)):
+                return _Prepared(hit[0], specs, seconds, hit[1])
+        message = {
+            "t": "run",
+            "code": code,
+            "compiled": host_compiled(code, self.policy),
+            "tools": [[name, _doc(spec)] for name, spec in specs.items()],
+            "globals": _json_globals(extra_globals),
+            "session": session,
+        }
+        try:
+            frame = encode_message(message)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"code or tool docs cannot be sent to the worker: {exc}") from None
+        # a hint only (see HostExecution.run): a sync tool called under another name is
+        # served all the same
+        names_sync_tool = any(name in code for name, spec in specs.items() if not spec.is_async)
+        if key is not None and message["compiled"] is not None:
+            if len(self._frames) >= _FRAME_CACHE_SIZE:
+                del self._frames[next(iter(self._frames))]
+            self._frames[key] = (frame, names_sync_tool, tuple(specs.values()))
+        return _Prepared(frame, specs, seconds, names_sync_tool)
+
+    async def _run(
+        self,
+        worker: WorkerHandle,
+        prepared: _Prepared,
+        on_tool_call: ToolCallCallback | None,
+        on_output: OutputCallback | None,
+    ) -> tuple[Outcome, CodeResult]:
+        started = time.perf_counter()
+        seconds = prepared.seconds
+        execution = HostExecution(
+            worker,
+            prepared.specs,
+            self.policy,
+            self._threads,
+            self._executor,
+            on_tool_call,
+            on_output,
+        )
+        # a channel thread polling from the start needs a CPU the worker does not use
+        thread_reads = prepared.names_sync_tool and self._pool.busy < _CPUS
+        outcome = await execution.run(prepared.frame, seconds, thread_reads=thread_reads)
+        if outcome[0] == "observer":
+            raise outcome[1]
+        if outcome[0] == "eof" and self._closed:
+            raise RuntimeClosedError("SubprocessRuntime")
+        result = build_result(execution, outcome, seconds, time.perf_counter() - started)
+        if outcome[0] == "eof" and worker.exited:
+            limit = limit_error(worker, self.policy)
+            if limit is not None:  # a limit the kernel enforced by a signal, not a crash
+                signame = signal.Signals(worker.signal_number or 0).name
+                result = dataclasses.replace(
+                    result,
+                    error=f"{type(limit).__name__}: {limit} (the worker was killed by {signame})",
+                    error_type=type(limit).__name__,
+                )
+        return outcome, result
+
+
+class _Prepared(NamedTuple):
+    """An execution's ``run`` frame and what the host needs to serve it."""
+
+    frame: bytes
+    specs: dict[str, ToolSpec]
+    seconds: float
+    names_sync_tool: bool
+
+
+def _doc(spec: ToolSpec) -> str | None:
+    doc = spec.projection.doc
+    return doc if isinstance(doc, str) else None
+
+
+def _json_globals(extra_globals: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not extra_globals:
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in extra_globals.items():
+        if not isinstance(key, str):
+            raise TypeError(f"extra_globals keys must be str, got {key!r}")
+        try:
+            orjson.dumps(
+                value, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+            )
+        except TypeError as exc:
+            if "64-bit" in str(exc):
+                out[key] = value
+                continue
+            raise TypeError(
+                f"extra_globals[{key!r}] is not JSON-compatible ({exc}); SubprocessRuntime "
+                "sends extra_globals to the worker process as JSON"
+            ) from None
+        out[key] = value
+    return out

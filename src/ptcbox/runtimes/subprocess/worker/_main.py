@@ -1,0 +1,449 @@
+"""The SubprocessRuntime worker: set up a freshly forked process, then run snippets.
+
+A worker is forked by the template process (:mod:`ptcbox.runtimes.subprocess.worker._template`)
+and runs :func:`worker_main`, which never returns. Set-up, in order: its own session and
+process group (``setsid``), ``PR_SET_PDEATHSIG`` (it dies with the template, which dies
+with the host), ``/dev/null`` on fds 0-2 and every other inherited descriptor closed, a
+private working directory, an environment built from an allowlist, an optional empty
+network namespace, the output flusher, rlimits (no core dumps, open files, file size,
+processes), a Landlock ruleset (:mod:`ptcbox.runtimes.subprocess.worker._landlock`: writes only in
+its directory, reads only what Python needs, no access to other processes), a seccomp
+filter against process creation, ``execve``, ``ptrace`` and other kernel interfaces
+(which binds even for root, unlike ``RLIMIT_NPROC``; without Landlock it also refuses
+``dir_fd``-relative paths), the audit hook, and last a rehearsal: one whole execution
+against a loopback socket pair (:func:`rehearse`), which takes the copy-on-write page
+faults of that path before the worker is handed out. Then it waits for a ``run``
+message (its globals already built while it waited), applies the policy's memory and
+CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the OS
+enforces what the arithmetic guards would) unless the host sent it compiled (see
+:mod:`ptcbox.runtimes.subprocess._compile`), runs it, and sends ``done``. A single-use worker
+exits after one run; a session worker keeps its globals and waits for the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import orjson
+
+from ptcbox._jsonable import scrub_text
+from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._shared._awaitable import AwaitableToolCall
+from ptcbox.runtimes._shared._error_text import (
+    SNIPPET_FILENAME,
+    error_type_name,
+    format_snippet_error,
+)
+from ptcbox.runtimes._shared._value import capped_value
+from ptcbox.runtimes._wire import encode_message
+from ptcbox.runtimes.subprocess._compile import decode_compiled, encode_compiled
+from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
+from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
+from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
+from ptcbox.runtimes.subprocess.worker._rlimits import (
+    address_space_bytes,
+    apply_run_limits,
+    apply_worker_limits,
+    forbid_process_creation,
+    process_filter_supported,
+    set_no_new_privs,
+    set_parent_death_signal,
+    unshare_network,
+)
+from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._globals import add_globals
+
+__all__ = [
+    "EXIT_SETUP_FAILED",
+    "WorkerConfig",
+    "policy_from_wire",
+    "policy_to_wire",
+    "prepare_walls",
+    "warm_up",
+    "worker_main",
+]
+
+EXIT_SETUP_FAILED = 71
+"""Exit status of a worker whose set-up failed (reported as a crash)."""
+_EXIT_PROTOCOL = 72
+_walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
+
+
+def prepare_walls() -> tuple[int, tuple[str, ...]]:
+    """Probe Landlock and list the readable paths once (in the template, before forking).
+
+    Returns:
+        The kernel's Landlock ABI version (0: unavailable) and the paths workers may read.
+    """
+    global _walls
+    if _walls is None:
+        _walls = (landlock_abi(), read_paths())
+    return _walls
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """Per-runtime settings every worker of a template applies at fork time.
+
+    Attributes:
+        env: The worker's whole environment (``HOME`` and ``TMPDIR`` are set to its
+            working directory on top).
+        max_open_files: ``RLIMIT_NOFILE``.
+        max_file_bytes: ``RLIMIT_FSIZE``, bytes.
+        network: ``False`` puts each worker in an empty network namespace.
+        policy: The runtime's sandbox policy as JSON-compatible fields (see
+            :func:`policy_to_wire`); every snippet of the runtime runs under it.
+    """
+
+    env: dict[str, str] = field(default_factory=dict)
+    max_open_files: int = 256
+    max_file_bytes: int = 64 << 20
+    network: bool = True
+    policy: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """Encode for the template's command line."""
+        return orjson.dumps(
+            {
+                "env": self.env,
+                "max_open_files": self.max_open_files,
+                "max_file_bytes": self.max_file_bytes,
+                "network": self.network,
+                "policy": self.policy,
+            }
+        ).decode()
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerConfig:
+        """Decode what :meth:`to_json` produced."""
+        data = orjson.loads(text)
+        return cls(
+            env={str(k): str(v) for k, v in data["env"].items()},
+            max_open_files=int(data["max_open_files"]),
+            max_file_bytes=int(data["max_file_bytes"]),
+            network=bool(data["network"]),
+            policy=dict(data["policy"]),
+        )
+
+
+def policy_to_wire(policy: SandboxPolicy) -> dict[str, Any]:
+    """The policy's fields as JSON-compatible data (frozensets as sorted lists)."""
+    out: dict[str, Any] = {}
+    for item in dataclasses.fields(policy):
+        value = getattr(policy, item.name)
+        out[item.name] = sorted(value) if isinstance(value, frozenset) else value
+    return out
+
+
+def policy_from_wire(fields: dict[str, Any]) -> SandboxPolicy:
+    """Rebuild the policy the host sent (lists back to frozensets)."""
+    values: dict[str, Any] = {
+        k: frozenset(v) if isinstance(v, list) else v for k, v in fields.items()
+    }
+    return SandboxPolicy(**values)
+
+
+def worker_main(
+    sock: socket.socket,
+    workdir: str,
+    config: WorkerConfig,
+    template_pid: int,
+    close_inherited: Callable[[], None],
+) -> NoReturn:
+    """Set the process up as a worker and serve ``run`` messages; never returns.
+
+    Args:
+        sock: The worker's end of its socket to the host.
+        workdir: Its private, empty working directory (the template removes it).
+        config: The runtime's worker settings.
+        template_pid: The parent's pid (the worker exits if it is already gone).
+        close_inherited: Closes the template's own descriptors in this process.
+    """
+    status = EXIT_SETUP_FAILED
+    try:
+        channel, gate, policy = _setup(sock, workdir, config, template_pid, close_inherited)
+        status = 0
+        status = _serve(channel, gate, policy)
+    finally:
+        os._exit(status)
+
+
+def _setup(
+    sock: socket.socket,
+    workdir: str,
+    config: WorkerConfig,
+    template_pid: int,
+    close_inherited: Callable[[], None],
+) -> tuple[WorkerChannel, AuditGate, SandboxPolicy]:
+    policy = policy_from_wire(config.policy)
+    os.setsid()
+    set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != template_pid:
+        os._exit(EXIT_SETUP_FAILED)
+    signal.set_wakeup_fd(-1)
+    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    close_inherited()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        os.dup2(devnull, target)
+    keep = sock.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    os.chdir(workdir)
+    if dict(os.environ) != config.env:  # the template already runs with exactly this env
+        os.environ.clear()
+        os.environ.update(config.env)
+    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+    if not config.network:
+        unshare_network()
+    sock.setblocking(True)
+    channel = WorkerChannel(sock)
+    sys.stdout = channel.stdout
+    sys.stderr = channel.stderr
+    channel.start_flusher()
+    apply_worker_limits(
+        max_open_files=config.max_open_files,
+        max_file_bytes=config.max_file_bytes,
+        max_processes=0,
+    )
+    set_no_new_privs()
+    rehearsal = socket.socketpair()  # made before the walls, used behind them
+    abi, readable = prepare_walls()
+    landlocked = False
+    if abi:
+        with contextlib.suppress(OSError):  # refused: seccomp confines dir_fd instead
+            restrict_worker(workdir, readable, abi)
+            landlocked = True
+    if process_filter_supported():
+        with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
+            forbid_process_creation(confine_dirfd=not landlocked)
+    apply_run_limits(
+        max_memory_bytes=policy.max_memory_bytes,
+        max_cpu_seconds=None,
+        baseline_bytes=address_space_bytes(),
+    )
+    gate = install_audit_hook(workdir)
+    rehearse(rehearsal, gate, policy)
+    return channel, gate, policy
+
+
+class _NullSink:
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+_WARM_UP_SNIPPET = """\
+import json
+data = {"a": [1, 2, 3], "b": "text"}
+total = 0
+for key, value in data.items():
+    if isinstance(value, list):
+        total += sum(v * 2 for v in value)
+print(f"{total} {json.dumps(data)}", sep="")
+result = [x for x in range(5)]
+{"total": total, "n": len(result)}
+"""
+
+
+def warm_up(tag: str, modes: tuple[bool, ...] = (True, False)) -> None:
+    """Run a representative snippet once per mode, discarding its output.
+
+    The template does this once, so that what snippets use is loaded and initialised
+    before it forks any worker (each worker then rehearses a whole execution, see
+    :func:`rehearse`). ``tag`` makes the source unique (a compile-cache miss);
+    ``modes`` are the ``restricted`` values to warm.
+    """
+    sink = _NullSink()
+    for restricted in modes:
+        policy = SandboxPolicy() if restricted else SandboxPolicy.trusted()
+        compiled = compile_snippet(
+            _WARM_UP_SNIPPET + tag, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
+        )
+        namespace = build_globals(policy, tools={}, stdout=sink, stderr=sink)
+        exec(compiled.code, namespace)
+        value, _ = capped_value(namespace.get(VALUE_NAME), policy.max_output_bytes)
+        encode_message({"t": "done", "value": value, "error": None}, stdlib=True)
+
+
+_REHEARSAL_SNIPPET = """\
+rows = tool("orders", limit=3)
+total = sum(row["amount"] for row in rows)
+print(f"{len(rows)} rows, total {total}")
+{"total": total, "ids": [row["id"] for row in rows]}
+"""
+_REHEARSAL_REPLY = [{"id": i, "amount": 1.5 * i, "name": f"row {i}"} for i in range(3)]
+
+
+def rehearse(
+    pair: tuple[socket.socket, socket.socket], gate: AuditGate, policy: SandboxPolicy
+) -> None:
+    """Run one whole execution against a loopback socket pair, then close it.
+
+    A freshly forked worker shares its memory with the template until it writes to it;
+    the first write of each page costs a copy-on-write page fault (several microseconds
+    in a virtual machine). Running the whole path of an execution once here (decoding
+    a ``run`` message, the tool stubs, the globals, compiling and running a snippet
+    that calls a tool, encoding output and ``done``), behind every wall and the audit
+    hook, takes those faults before a worker is handed out, off the critical path.
+    The reply to the rehearsal's tool call is queued in the socket beforehand, so no
+    host is involved; what the rehearsal sends is discarded with the socket.
+    """
+    ours, peer = pair
+    code = f"{_REHEARSAL_SNIPPET}# rehearsal {os.getpid()}\n"
+    reply = {"t": "result", "id": 1, "value": _REHEARSAL_REPLY}
+    try:
+        compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+        run = {
+            "t": "run",
+            "code": code,
+            "compiled": encode_compiled(compiled),  # as the host sends it, see subprocess._compile
+            "tools": [["tool", "Look rows up."]],
+            "globals": {},
+            "session": False,
+        }
+        peer.sendall(encode_message(run) + encode_message(reply))
+        channel = WorkerChannel(ours)
+        done = _run(channel.receive(), channel, gate, _State(policy))
+        channel.send(done, orjson_safe=_orjson_safe(done))
+    except Exception:  # a rehearsal never stops a worker from serving
+        pass
+    finally:
+        ours.close()
+        peer.close()
+
+
+class _State:
+    __slots__ = ("globals", "injected", "policy", "prebuilt")
+
+    def __init__(self, policy: SandboxPolicy) -> None:
+        self.policy = policy
+        self.globals: dict[str, Any] | None = None
+        self.injected: dict[str, Any] = {}
+        self.prebuilt: dict[str, Any] | None = None  # globals without tools, made while idle
+
+
+def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> int:
+    state = _State(policy)
+    # made now, off the critical path (the worker waits for its snippet anyway)
+    state.prebuilt = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+    while True:
+        try:
+            message = channel.receive()
+        except (EOFError, OSError):
+            return 0
+        except WireProtocolError:
+            return _EXIT_PROTOCOL
+        if message["t"] != "run":
+            return _EXIT_PROTOCOL
+        done = _run(message, channel, gate, state)
+        try:
+            channel.send(done, orjson_safe=_orjson_safe(done))
+        except (WireProtocolError, MemoryError) as exc:
+            reason = "out of memory" if isinstance(exc, MemoryError) else str(exc)
+            done["value"] = None
+            done["truncated"] = True
+            channel.stderr.write(f"[value omitted: the result could not be sent: {reason}]\n")
+            channel.send(done)
+        if not message.get("session"):
+            return 0
+
+
+def _orjson_safe(done: dict[str, Any]) -> bool:
+    """``done`` carries no int beyond 64 bits and no lone surrogate (cheap cases only)."""
+    value, error = done["value"], done["error"]
+    kind = type(value)
+    plain = (
+        value is None
+        or kind is bool
+        or kind is float
+        or (kind is int and -(1 << 63) <= value < 1 << 63)
+        or (kind is str and value.isascii())
+    )
+    return plain and (error is None or error.isascii())
+
+
+def _run(
+    message: dict[str, Any],
+    channel: WorkerChannel,
+    gate: AuditGate,
+    state: _State,
+) -> dict[str, Any]:
+    policy = state.policy
+    code: str = message["code"]
+    tools = {name: channel.make_stub(name, doc) for name, doc in message["tools"]}
+    extra: dict[str, Any] = message.get("globals") or {}
+    if policy.max_cpu_seconds is not None:
+        with gate.permit_limits():
+            apply_run_limits(
+                max_memory_bytes=None, max_cpu_seconds=policy.max_cpu_seconds, baseline_bytes=0
+            )
+    value: Any = None
+    error: str | None = None
+    error_type: str | None = None
+    truncated = False
+    try:
+        built = state.prebuilt
+        state.prebuilt = None
+        if built is None:
+            built = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+        add_globals(built, policy, tools=tools, extra_globals=extra)
+        namespace = state.globals
+        if namespace is None:
+            namespace = built
+            if message.get("session"):
+                state.globals = namespace
+                state.injected = {name: built[name] for name in (*extra, *tools)}
+        else:  # a session: refresh tools and extra globals, drop the ones now absent
+            fresh = {name: built[name] for name in (*extra, *tools)}
+            for name, injected in state.injected.items():
+                if name not in fresh and namespace.get(name) is injected:
+                    del namespace[name]
+            namespace.update(fresh)
+            namespace.pop(VALUE_NAME, None)
+            state.injected = fresh
+        compiled = decode_compiled(message.get("compiled")) or compile_snippet(
+            code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
+        )
+        try:
+            if compiled.is_async:
+                run_coroutine(channel, eval(compiled.code, namespace))
+            else:
+                exec(compiled.code, namespace)
+            raw = namespace.pop(VALUE_NAME, None) if compiled.has_value else None
+            if type(raw) is AwaitableToolCall:
+                raw._ptc_misuse("using it as the value")
+        finally:
+            channel.settle(channel.stderr)  # calls started without await, see _awaitable
+        if raw is not None:
+            value, note = capped_value(raw, policy.max_output_bytes)
+            del raw
+            if note is not None:
+                channel.stderr.write(note)
+                truncated = True
+    except BaseException as exc:
+        error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
+        error_type = error_type_name(exc)
+        if isinstance(exc, MemoryError) and policy.max_memory_bytes is not None:
+            error_type = "MemoryLimitExceeded"
+            error += (
+                f"\nMemoryLimitExceeded: the code tried to use more than max_memory_bytes="
+                f"{policy.max_memory_bytes:,} bytes"
+            )
+        del exc
+    return {
+        "t": "done",
+        "value": value,
+        "error": None if error is None else scrub_text(error),
+        "error_type": error_type,
+        "truncated": truncated,
+    }

@@ -1,0 +1,283 @@
+"""The SubprocessRuntime template process: a warm interpreter that forks workers.
+
+Started once per runtime by the host as ``python -I -c <bootstrap> ROOT CTL_FD CONFIG``.
+It imports the sandbox, the worker code and every module snippets may import, warms
+the compiler once, freezes the heap (``gc.freeze``, so forked workers share it
+copy-on-write), and then serves the host over a ``SOCK_SEQPACKET`` control socket,
+single-threaded:
+
+- host ``{"t": "spawn", "n": k}``: fork ``k`` workers; for each, send
+  ``{"t": "worker", "pid": ...}`` with the host's end of the worker's socket and a pidfd
+  of the worker attached (``SCM_RIGHTS``; opened by its parent before it can be reaped,
+  so it names that process even if its pid is reused later);
+- when a worker exits: reap it, remove its working directory and send
+  ``{"t": "exit", "pid": ..., "signal": ..., "code": ..., "cpu": seconds,
+  "maxrss": bytes, "oom": bool}`` (``oom``: a ``SIGKILL`` while the kernel's
+  out-of-memory kill count went up);
+- host ``{"t": "quit"}`` or end of file (the host exited or died): kill every worker's
+  process group, reap them, remove the base directory and exit.
+
+The base directory (``ptcbox-*`` in the temporary directory, reported to the host in
+``ready``) stays ``flock``-ed while the template lives: if the template is ``SIGKILL``-ed
+the host removes it, and :func:`sweep_dead_bases` removes the unlocked ones that dead
+templates of the same user left behind.
+
+The pre-forking template follows the zygote / forkserver pattern (Android's zygote,
+``multiprocessing``'s forkserver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import importlib
+import os
+import selectors
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from typing import Any
+
+import orjson
+
+from ptcbox.runtimes.subprocess.worker._main import (
+    WorkerConfig,
+    prepare_walls,
+    warm_up,
+    worker_main,
+)
+from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
+from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
+
+__all__ = ["BASE_PREFIX", "main", "sweep_dead_bases"]
+
+BASE_PREFIX = "ptcbox-"
+"""Prefix of a template's base directory in the temporary directory."""
+_CONTROL_BYTES = 1 << 16
+_SWEEP_AGE_S = 60.0  # a base directory younger than this may not be locked yet
+
+
+def sweep_dead_bases(root: str) -> list[str]:
+    """Remove base directories under ``root`` that no living template holds.
+
+    Only directories of this user that are older than a minute and whose ``flock`` can
+    be taken (their template is dead) are removed.
+
+    Args:
+        root: The temporary directory the templates use.
+
+    Returns:
+        The directories removed.
+    """
+    removed: list[str] = []
+    try:
+        entries = [entry for entry in os.scandir(root) if entry.name.startswith(BASE_PREFIX)]
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not entry.is_dir(follow_symlinks=False) or info.st_uid != os.getuid():
+                continue
+            if now - info.st_mtime < _SWEEP_AGE_S:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a living template holds it
+        else:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+        finally:
+            os.close(fd)
+    return removed
+
+
+class _Template:
+    def __init__(self, ctl: socket.socket, config: WorkerConfig) -> None:
+        self.ctl = ctl
+        self.config = config
+        self.base = tempfile.mkdtemp(prefix=BASE_PREFIX)
+        self.lock_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until it exits
+        self.children: dict[int, tuple[str, int]] = {}  # pid -> (workdir, OOM kills)
+        self.selector = selectors.DefaultSelector()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.pid = os.getpid()
+
+    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        data = orjson.dumps(message)
+        if fds:
+            socket.send_fds(self.ctl, [data], fds)
+        else:
+            self.ctl.send(data)
+
+    def close_inherited(self) -> None:
+        """In a forked worker: close the template's own descriptors."""
+        self.selector.close()
+        self.ctl.close()
+        os.close(self.lock_fd)
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+
+    def spawn(self) -> None:
+        workdir = tempfile.mkdtemp(prefix="w-", dir=self.base)
+        host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            host_end.close()
+            worker_end.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            self.send({"t": "error", "message": f"fork failed: {exc}"})
+            return
+        if pid == 0:  # the worker
+            try:
+                host_end.close()
+                worker_main(worker_end, workdir, self.config, self.pid, self.close_inherited)
+            finally:
+                os._exit(70)
+        worker_end.close()
+        self.children[pid] = (workdir, _oom_kills())
+        fds = [host_end.fileno()]
+        with contextlib.suppress(OSError, AttributeError):  # no pidfd: the host uses the pid
+            fds.append(os.pidfd_open(pid))
+        try:
+            self.send({"t": "worker", "pid": pid}, fds)
+        finally:
+            host_end.close()
+            for fd in fds[1:]:
+                os.close(fd)
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            workdir, oom_before = self.children.pop(pid, ("", -1))
+            if workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+            oom = sig == signal.SIGKILL and 0 <= oom_before < _oom_kills()
+            message = {
+                "t": "exit",
+                "pid": pid,
+                "signal": sig,
+                "code": code,
+                "cpu": usage.ru_utime + usage.ru_stime,
+                "maxrss": usage.ru_maxrss * 1024,
+                "oom": oom,
+            }
+            with contextlib.suppress(OSError):
+                self.send(message)
+
+    def serve(self) -> None:
+        self.selector.register(self.ctl, selectors.EVENT_READ, "ctl")
+        self.selector.register(self.wake_r, selectors.EVENT_READ, "wake")
+        while True:
+            for key, _ in self.selector.select():
+                if key.data == "wake":
+                    with contextlib.suppress(OSError):
+                        while os.read(self.wake_r, 4096):
+                            pass
+                    self.reap()
+                    continue
+                try:
+                    data = self.ctl.recv(_CONTROL_BYTES)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    return
+                message = orjson.loads(data)
+                if message.get("t") == "quit":
+                    return
+                if message.get("t") == "spawn":
+                    for _ in range(max(0, min(int(message.get("n", 1)), 64))):
+                        self.spawn()
+
+    def shutdown(self) -> None:
+        for pid in list(self.children):
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in list(self.children):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.children.clear()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _oom_kills() -> int:
+    """The kernel's count of out-of-memory kills so far (-1 when unknown)."""
+    try:
+        with open("/proc/vmstat", "rb") as vmstat:
+            for line in vmstat:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+def _warm_up() -> None:
+    for name in sorted(DEFAULT_ALLOWED_IMPORTS):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    warm_up("# template")
+
+
+def _probe_network_namespace() -> bool:
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            unshare_network()
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def main(argv: list[str]) -> None:
+    """Run the template; ``argv`` is ``[CTL_FD, CONFIG_JSON]``."""
+    ctl = socket.socket(fileno=int(argv[0]))
+    ctl.setblocking(True)
+    config = WorkerConfig.from_json(argv[1])
+    load_libc()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    template = _Template(ctl, config)
+    try:
+        _warm_up()
+        prepare_walls()
+        netns = config.network or _probe_network_namespace()
+        gc.collect()
+        gc.freeze()
+        signal.set_wakeup_fd(template.wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        template.send({"t": "ready", "pid": template.pid, "netns": netns, "base": template.base})
+        if netns:
+            template.serve()
+    finally:
+        template.shutdown()
+
+
+if __name__ == "__main__":  # pragma: no cover - started by the host
+    main(sys.argv[1:])

@@ -1,0 +1,16 @@
+"""ThreadRuntime: snippets run in a worker thread of the host process.
+
+- :mod:`~ptcbox.runtimes.thread._runtime`: :class:`ThreadRuntime`, one execution.
+- :mod:`~ptcbox.runtimes.thread._session`: :class:`ThreadSession`, kept globals.
+- :mod:`~ptcbox.runtimes.thread._job`: the body a pool thread runs for one execution.
+- :mod:`~ptcbox.runtimes.thread._control`: how a snippet thread is stopped.
+- :mod:`~ptcbox.runtimes.thread._interrupt`: the async exception that stops it.
+- :mod:`~ptcbox.runtimes.thread._pool`: the worker threads.
+- :mod:`~ptcbox.runtimes.thread._tools`: tools, ``print`` and ``sleep`` as the thread
+  sees them, routed to the host's event loop.
+"""
+
+from ptcbox.runtimes.thread._runtime import ThreadRuntime
+from ptcbox.runtimes.thread._session import ThreadSession
+
+__all__ = ["ThreadRuntime", "ThreadSession"]

@@ -1,0 +1,340 @@
+"""``ThreadRuntime``: run snippets in a worker thread of the host process.
+
+The fastest runtime; isolation is the sandbox policy (RestrictedPython guards) only.
+Worker threads, how a stuck snippet is stopped and why a stopped thread is never
+reused are described in :mod:`ptcbox.runtimes.thread._control`; what the thread runs in
+:mod:`ptcbox.runtimes.thread._job`; tools, ``print`` and ``sleep`` in
+:mod:`ptcbox.runtimes.thread._tools`; sessions in :mod:`ptcbox.runtimes.thread._session`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+from ptcbox._result import CodeResult
+from ptcbox.errors import RuntimeClosedError
+from ptcbox.projections import ToolProjection
+from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._error_text import (
+    ToolTable,
+    resolve_timeout,
+    snippet_location,
+    timeout_error_text,
+)
+from ptcbox.runtimes._shared._output import Relay
+from ptcbox.runtimes.thread._control import submit
+from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
+from ptcbox.runtimes.thread._session import ThreadSession
+from ptcbox.runtimes.thread._tools import Route, Run, tool_callables
+from ptcbox.sandbox import SandboxPolicy
+
+__all__ = ["ThreadRuntime", "ThreadSession"]
+
+_CLOSED = object()
+_UNSET = object()
+
+
+def _resolve(future: asyncio.Future[Any], outcome: Any) -> None:
+    if not future.done():
+        future.set_result(outcome)
+
+
+def _host_loop() -> asyncio.AbstractEventLoop:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            "ThreadRuntime.execute() must be awaited in an asyncio event loop "
+            "(anyio's asyncio backend); use ptcbox.execute() from synchronous code"
+        ) from None
+
+
+class ThreadRuntime:
+    """Runs snippets in worker threads of this process (in-process, fastest).
+
+    Each execution gets its own globals, its own stdout/stderr buffers (so concurrent
+    executions never mix output) and its own tool-call trace. Sync tools run in the
+    snippet's thread; async tools run on the caller's event loop. Inside running
+    asyncio code (a coroutine, or a snippet with top-level ``await``) a tool call
+    starts at once and returns an awaitable that must be awaited (see
+    :mod:`ptcbox.runtimes._shared._awaitable`), so ``await asyncio.gather(...)`` runs calls
+    concurrently on the host, at most ``policy.max_concurrent_tool_calls`` at a time.
+
+    Timeouts: while the snippet runs Python code, or waits in a tool or a sleep, the
+    result comes back at the deadline. The thread is then stopped by raising an
+    internal exception in it at the next bytecode boundary
+    (``PyThreadState_SetAsyncExc``), re-armed on every line until it leaves the
+    snippet, so ``except BaseException`` or ``finally`` loops cannot keep it alive;
+    ``time.sleep`` and event loops the snippet runs are woken at once. The stopped
+    thread ends and is never reused; its later output is dropped.
+
+    What this runtime cannot guarantee (use ``SubprocessRuntime`` for these):
+
+    - A C call that holds the GIL (``sum(range(10**9))``, a pathological regular
+      expression) blocks the whole host process, its event loop and so the deadline
+      included, until it returns; the result then comes back as a timeout
+      (``timed_out=True``) if the deadline passed meanwhile. A C call that releases
+      the GIL only delays the thread's end.
+    - Memory is not capped per execution (``max_memory_bytes`` and ``max_cpu_seconds``
+      are not enforced); a snippet can exhaust the host's memory.
+    - Host code is never interrupted, so neither is snippet code a tool calls back (a
+      function passed to a tool as an argument): the thread ends when the tool returns.
+    - Under the trusted policy the snippet gets the real ``time.sleep``, threads and
+      C extensions: a blocking call there ends only when it returns.
+    - Tools receive and return live objects (no copy); snippet objects that outlive
+      the execution (kept by a tool, or in reference cycles) are finalized in whatever
+      thread collects them.
+
+    Sessions (:meth:`session`) keep the snippet's globals between executions.
+
+    Args:
+        policy: The sandbox policy; ``SandboxPolicy()`` when ``None``.
+
+    Example:
+        >>> async with ThreadRuntime() as runtime:  # doctest: +SKIP
+        ...     result = await runtime.execute("print(add(a=1, b=2))", namespace)
+    """
+
+    def __init__(self, policy: SandboxPolicy | None = None) -> None:
+        self.policy: SandboxPolicy = policy if policy is not None else SandboxPolicy()
+        self._table = ToolTable()
+        self._closed = False
+        self._active: dict[Run, asyncio.Future[Any]] = {}
+        self._sessions: set[ThreadSession] = set()
+        install_hooks()
+
+    @property
+    def closed(self) -> bool:
+        """``True`` after :meth:`aclose`."""
+        return self._closed
+
+    async def __aenter__(self) -> ThreadRuntime:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the runtime: stop running executions and close its sessions.
+
+        Executions still running raise :class:`~ptcbox.errors.RuntimeClosedError`.
+        Idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for run, future in list(self._active.items()):
+            run.control.request_stop("closed")
+            _resolve(future, _CLOSED)
+        for session in list(self._sessions):
+            await session.aclose()
+
+    def session(self) -> ThreadSession:
+        """Start a session whose executions share the snippet's globals.
+
+        Returns:
+            A :class:`ThreadSession`; use it as ``async with runtime.session() as s``.
+
+        Raises:
+            RuntimeClosedError: If the runtime is closed.
+        """
+        if self._closed:
+            raise RuntimeClosedError("ThreadRuntime")
+        session = ThreadSession(self)
+        self._sessions.add(session)
+        return session
+
+    async def execute(
+        self,
+        code: str,
+        namespace: Mapping[str, ToolProjection],
+        *,
+        timeout: float | None = None,
+        extra_globals: Mapping[str, Any] | None = None,
+        on_tool_call: ToolCallCallback | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> CodeResult:
+        """Run ``code`` in a worker thread with the tools of ``namespace``.
+
+        Args:
+            code: Python source written by a model.
+            namespace: Tool name to projection.
+            timeout: Wall-clock limit in seconds; ``None`` uses ``policy.timeout``.
+            extra_globals: More names for the snippet; tools win on name clashes.
+            on_tool_call: Called on this event loop with each finished
+                :class:`~ptcbox.ToolCallRecord`.
+            on_output: Called on this event loop as ``on_output(stream, text)`` with
+                output as it is written (consecutive chunks of a stream may be joined).
+
+        Returns:
+            The frozen result; failures of the code are in it, never raised.
+
+        Raises:
+            ValueError: If the namespace is malformed or ``timeout`` is not positive.
+            TypeError: If ``code`` is not a str or a namespace value not a projection.
+            RuntimeClosedError: If the runtime is closed (also while running).
+        """
+        if self._closed:
+            raise RuntimeClosedError("ThreadRuntime")
+        return await self._execute(
+            code,
+            namespace,
+            timeout=timeout,
+            extra_globals=extra_globals,
+            on_tool_call=on_tool_call,
+            on_output=on_output,
+            session=None,
+        )
+
+    async def _execute(
+        self,
+        code: str,
+        namespace: Mapping[str, ToolProjection],
+        *,
+        timeout: float | None,
+        extra_globals: Mapping[str, Any] | None,
+        on_tool_call: ToolCallCallback | None,
+        on_output: OutputCallback | None,
+        session: ThreadSession | None,
+    ) -> CodeResult:
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        install_hooks()
+        policy = self.policy
+        limit = resolve_timeout(timeout, policy.timeout)
+        specs = self._table.resolve(namespace)
+        if extra_globals is not None and not isinstance(extra_globals, Mapping):
+            raise TypeError(f"extra_globals must be a mapping, got {type(extra_globals).__name__}")
+        loop = _host_loop()
+        started = time.perf_counter()
+        relay = None
+        if on_output is not None or on_tool_call is not None:
+            relay = Relay(loop, on_output, on_tool_call)
+        run = Run(
+            host_loop=loop,
+            max_output_bytes=policy.max_output_bytes,
+            max_calls=policy.max_tool_calls,
+            max_concurrent=policy.max_concurrent_tool_calls,
+            relay=relay,
+            plain_data=policy.restricted,
+        )
+        route = session._route if session is not None else Route()
+        route.run = run
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def deliver(outcome: Outcome | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the caller's loop may be gone
+                loop.call_soon_threadsafe(_resolve, future, outcome)
+
+        job = Job(
+            code=code,
+            policy=policy,
+            run=run,
+            route=route,
+            tools=tool_callables(specs),
+            extra_globals=extra_globals,
+            session=session,
+            deliver=deliver,
+        )
+        if session is not None:
+            session._last = run
+        self._active[run] = future
+        outcome: Any = _UNSET
+        try:
+            if self._closed:  # closed while this call was being set up
+                raise RuntimeClosedError("ThreadRuntime")
+            submit(job)
+            # asyncio's own timer: anyio.move_on_after imports its backend on first use,
+            # and an import while a snippet thread holds the GIL waits up to 5 ms (the
+            # switch interval) per file system call: seconds (G4)
+            with contextlib.suppress(TimeoutError):
+                outcome = await asyncio.wait_for(
+                    asyncio.shield(future), None if math.isinf(limit) else limit
+                )
+            if outcome is _UNSET:
+                location = snippet_location(run.control.thread_id, code)
+                if run.control.request_stop("timeout"):
+                    return self._result(run, relay, started, timeout=limit, location=location)
+                outcome = await future  # it finished right at the deadline
+        except BaseException:
+            run.control.request_stop("cancelled")  # synchronous: nothing to shield
+            _close_run(run, relay)
+            raise
+        finally:
+            self._active.pop(run, None)
+        if outcome is _CLOSED or outcome is None:  # stopped by aclose() of runtime or session
+            _close_run(run, relay)
+            closed_session = session is not None and session.closed
+            raise RuntimeClosedError("session" if closed_session else "ThreadRuntime")
+        if outcome.host_error is not None:
+            _close_run(run, relay)
+            raise outcome.host_error
+        if outcome.finished_at - started > limit:  # a call that held the GIL overran it
+            overrun = outcome.finished_at - started
+            return self._result(run, relay, started, timeout=limit, location=_held_gil(overrun))
+        return self._result(run, relay, started, outcome=outcome)
+
+    def _result(
+        self,
+        run: Run,
+        relay: Relay | None,
+        started: float,
+        *,
+        outcome: Outcome | None = None,
+        timeout: float | None = None,
+        location: str = "",
+    ) -> CodeResult:
+        _close_run(run, relay)
+        stdout, stderr = run.stdout.getvalue(), run.stderr.getvalue()
+        truncated = run.stdout.truncated or run.stderr.truncated
+        records = run.build_records()
+        duration = time.perf_counter() - started
+        if outcome is None:
+            assert timeout is not None
+            return CodeResult(
+                stdout=stdout,
+                stderr=stderr,
+                return_code=1,
+                error=timeout_error_text(timeout, location),
+                error_type="TimeoutError",
+                timed_out=True,
+                tool_calls=records,
+                duration_s=duration,
+                truncated=truncated,
+            )
+        return CodeResult(
+            stdout=stdout,
+            stderr=stderr,
+            return_code=0 if outcome.error is None else 1,
+            error=outcome.error,
+            error_type=outcome.error_type,
+            value=outcome.value,
+            tool_calls=records,
+            duration_s=duration,
+            truncated=truncated or outcome.error_truncated or outcome.value_dropped,
+        )
+
+
+def _held_gil(seconds: float) -> str:
+    return (
+        f"a call that held the GIL, which blocks the whole process, so it could not be "
+        f"stopped at the deadline; it ended after {seconds:.1f} seconds"
+    )
+
+
+def _close_run(run: Run, relay: Relay | None) -> None:
+    run.stdout.close()
+    run.stderr.close()
+    if relay is not None:
+        relay.close()

@@ -1,0 +1,407 @@
+"""What a snippet in a :class:`~ptcbox.runtimes.ThreadRuntime` thread calls: tools,
+``print`` sinks and ``sleep``, plus the relay of observer callbacks to the host loop.
+
+What the snippet holds reaches the current execution's :class:`Run` indirectly: sinks and
+the sleep hook through a :class:`Route`, tool callables through the thread they are
+called in. Names a session keeps from an earlier execution (``p = print``,
+``t = search``) therefore report to the execution that runs now, never to an old one,
+and tool callables are made once per tool, not per execution.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import inspect
+import math
+import threading
+import time
+from asyncio import events
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
+
+import anyio.to_thread
+
+from ptcbox._jsonable import to_jsonable
+from ptcbox._result import ToolCallRecord
+from ptcbox.errors import ToolCallLimitExceeded, ToolError
+from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
+from ptcbox.runtimes._shared._error_text import ToolSpec, describe_exception, jsonable_arguments
+from ptcbox.runtimes._shared._output import OutputBuffer, Relay
+from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
+from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
+
+__all__ = ["Route", "Run", "current", "make_tool", "tool_callables"]
+
+_get_running_loop = events._get_running_loop
+_perf = time.perf_counter
+_PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
+_SCALARS = frozenset({int, float, bool, type(None)})
+_PENDING = "the call did not finish before the execution ended"
+
+
+class Run:
+    """The state of one execution that the snippet's thread and the host share.
+
+    With ``plain_data`` (every restricted policy), tool arguments and tool results cross
+    between snippet and host as JSON-compatible copies (:func:`ptcbox._jsonable.to_jsonable`),
+    as they do over SubprocessRuntime's wire: a tool never receives a snippet-defined
+    object (whose ``__eq__``/``__hash__`` would run snippet code on the host, outside the
+    time limit), and the snippet never holds a tool's live data (a cached host dict it
+    could mutate). The same snippet therefore sees the same values in both runtimes.
+    """
+
+    __slots__ = (
+        "calls",
+        "control",
+        "host_loop",
+        "max_calls",
+        "max_concurrent",
+        "plain_data",
+        "records",
+        "relay",
+        "semaphore",
+        "started",
+        "stderr",
+        "stdout",
+    )
+
+    def __init__(
+        self,
+        *,
+        host_loop: asyncio.AbstractEventLoop,
+        max_output_bytes: int,
+        max_calls: int,
+        max_concurrent: int,
+        relay: Relay | None,
+        plain_data: bool = True,
+    ) -> None:
+        self.control = Control()
+        self.plain_data = plain_data
+        self.host_loop = host_loop
+        self.relay = relay
+        self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None)
+        self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None)
+        self.records: list[tuple[Any, ...]] = []
+        self.calls = 0
+        self.max_calls = max_calls
+        self.max_concurrent = max_concurrent
+        self.semaphore: asyncio.Semaphore | None = None
+        self.started: list[tuple[AwaitableToolCall, concurrent.futures.Future[Any]]] = []
+
+    # --- records -----------------------------------------------------------------
+    def _finish(self, slot: int, ok: bool, error: str | None, started: float) -> None:
+        name, arguments = self.records[slot][:2]
+        duration = _perf() - started
+        self.records[slot] = (name, arguments, ok, error, duration)
+        if self.relay is not None:
+            self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration))
+
+    def _refuse(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Raise ToolCallLimitExceeded (the call count is already past the limit)."""
+        exc = ToolCallLimitExceeded(self.max_calls, self.calls)
+        if self.calls == self.max_calls + 1:  # record the first refused call only
+            self._record_failure(spec, args, kwargs, describe_exception(exc))
+        raise exc
+
+    def _record_failure(
+        self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any], error: str
+    ) -> None:
+        arguments = dict(jsonable_arguments(kwargs))
+        if args:
+            arguments["*args"] = jsonable_arguments({"a": list(args)})["a"]
+        self.records.append((spec.name, arguments))
+        self._finish(len(self.records) - 1, False, error, _perf())
+
+    def _bind(
+        self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        try:
+            return spec.binder.bind(args, kwargs)
+        except TypeError as exc:
+            message = str(exc)
+        self._record_failure(spec, args, kwargs, f"TypeError: {message}")
+        raise TypeError(message) from None
+
+    def build_records(self) -> tuple[ToolCallRecord, ...]:
+        """The calls so far as records; calls still running are reported as failed."""
+        out = []
+        for entry in list(self.records):
+            if len(entry) == 2:
+                out.append(ToolCallRecord(entry[0], entry[1], False, _PENDING, 0.0))
+            else:
+                out.append(ToolCallRecord(*entry))
+        return tuple(out)
+
+    # --- synchronous calls (the snippet's thread) ----------------------------------
+    def call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call a tool from synchronous snippet code and return its result.
+
+        The hot path: binding, the trace entry and the switch to ``HOST`` state are
+        inlined (see :meth:`Control.enter_host` for why the state switch needs no lock).
+        """
+        self.calls += 1
+        if self.calls > self.max_calls:
+            self._refuse(spec, args, kwargs)
+        try:
+            bound = spec.binder.bind(args, kwargs)
+        except TypeError:
+            bound = self._bind(spec, args, kwargs)  # records the failure and raises
+        records = self.records
+        slot = len(records)
+        arguments = jsonable_arguments(bound, spec.name)
+        records.append((spec.name, arguments))
+        control = self.control
+        control.state = HOST
+        if control.stop:
+            control.enter_host()  # raises
+        started = _perf()
+        try:
+            result = spec.call(**(arguments if self.plain_data else bound))
+            if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
+                result = self._wait_on_host(result)
+            if self.plain_data:
+                result = _plain_result(spec, result)
+            error = None
+        except ExecutionInterrupted:
+            result, error = None, _PENDING  # the stop is raised right below
+        except BaseException as exc:
+            result, error = None, describe_exception(exc)
+        duration = _perf() - started
+        ok = error is None
+        records[slot] = (spec.name, arguments, ok, error, duration)
+        if self.relay is not None:
+            self.relay.tool_call(ToolCallRecord(spec.name, arguments, ok, error, duration))
+        control.state = SNIPPET
+        if control.stop:
+            raise ExecutionInterrupted(control.reason)
+        if error is not None:
+            raise ToolError(spec.name, error)
+        return result
+
+    def _wait_on_host(self, awaitable: Awaitable[Any]) -> Any:
+        future = asyncio.run_coroutine_threadsafe(_await(awaitable), self.host_loop)
+        control = self.control
+        control.track(future)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            if control.stop:
+                raise ExecutionInterrupted(control.reason) from None
+            raise
+        finally:
+            control.untrack(future)
+
+    # --- calls from running asyncio code (an awaitable per call) --------------------
+    def acall(
+        self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AwaitableToolCall:
+        """Start the call on the host's loop now; return an awaitable for its value.
+
+        Eager, like ``asyncio.create_task``: a call that is never awaited still runs;
+        :meth:`settle` waits for it before the execution ends.
+        """
+        self.calls += 1
+        if self.calls > self.max_calls:
+            self._refuse(spec, args, kwargs)
+        bound = self._bind(spec, args, kwargs)
+        control = self.control
+        if control.stop:
+            raise ExecutionInterrupted(control.reason)
+        arguments = jsonable_arguments(bound, spec.name)
+        slot = len(self.records)
+        self.records.append((spec.name, arguments))
+        if self.plain_data:
+            bound = arguments
+        future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
+        control.track(future)
+        call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
+        self.started.append((call, future))
+        return call
+
+    def settle(self) -> None:
+        """Wait for calls the snippet started but never awaited; note them on stderr.
+
+        Runs in the snippet's thread, inside the time limit (a stop cancels the wait).
+        """
+        started, self.started = self.started, []
+        notes: list[tuple[str, str | None]] = []
+        control = self.control
+        for call, future in started:
+            if call._ptc_awaited:
+                continue
+            control.enter_host()
+            try:
+                concurrent.futures.wait([future])
+            finally:
+                control.untrack(future)
+                control.leave_host()
+            if not call._ptc_unawaited:  # misused: its TypeError already said why
+                continue
+            if future.cancelled():
+                notes.append((call._ptc_name, "the call was cancelled"))
+                continue
+            exc = future.exception()
+            notes.append((call._ptc_name, None if exc is None else _tool_error_text(exc)))
+        if notes:
+            self.stderr.write(unawaited_notes(notes))
+
+    async def _on_host(self, spec: ToolSpec, bound: dict[str, Any], slot: int) -> Any:
+        if self.semaphore is None:
+            self.semaphore = asyncio.Semaphore(self.max_concurrent)
+        async with self.semaphore:
+            started = _perf()
+            error = None
+            try:
+                if spec.is_async:
+                    result = spec.call(**bound)
+                else:
+                    result = await anyio.to_thread.run_sync(
+                        functools.partial(spec.call, **bound), abandon_on_cancel=True
+                    )
+                if inspect.isawaitable(result):
+                    result = await result
+                if self.plain_data:
+                    result = _plain_result(spec, result)
+            except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
+                self._finish(slot, False, "CancelledError: the call was cancelled", started)
+                raise
+            except BaseException as exc:
+                error = describe_exception(exc)
+            self._finish(slot, error is None, error, started)
+            if error is not None:
+                raise ToolError(spec.name, error)
+            return result
+
+    # --- sleep ---------------------------------------------------------------------
+    def sleep(self, seconds: float) -> None:
+        """``time.sleep`` for snippets: returns early (raising) when the execution stops."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as a number")
+        if math.isnan(seconds) or seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        control = self.control
+        control.enter_host()
+        try:
+            control.wake.wait(min(seconds, threading.TIMEOUT_MAX))
+        finally:
+            control.leave_host()
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _wait_async(
+    control: Control, future: concurrent.futures.Future[Any]
+) -> Generator[Any, None, Any]:
+    """What awaiting an :class:`AwaitableToolCall` of this runtime runs."""
+    try:
+        return (yield from asyncio.wrap_future(future))
+    finally:
+        control.untrack(future)
+
+
+def _plain_result(spec: ToolSpec, result: Any) -> Any:
+    """A tool result as a plain-data copy; raises if over the size limit."""
+    if type(result) not in _SCALARS:
+        over = json_size_over(result, MAX_TOOL_DATA_BYTES)
+        if over:
+            raise result_size_error(spec.name, over)
+    return to_jsonable(result)
+
+
+def _tool_error_text(exc: BaseException) -> str:
+    if isinstance(exc, ToolError):
+        return exc.message
+    return describe_exception(exc)
+
+
+class _Sink:
+    """A text stream for ``print``: writes to the current execution's buffer."""
+
+    __slots__ = ("_route", "_stream")
+
+    def __init__(self, route: Route, stream: str) -> None:
+        self._route = route
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        run = self._route.run
+        assert run is not None
+        buffer = run.stdout if self._stream == "stdout" else run.stderr
+        return buffer.write(text)
+
+    def flush(self) -> None:
+        return None
+
+
+class Route:
+    """Points the snippet's tools, sinks and sleep at the execution running now."""
+
+    __slots__ = ("__weakref__", "run", "sleep", "stderr", "stdout")
+
+    def __init__(self) -> None:
+        self.run: Run | None = None
+        self.stdout = _Sink(self, "stdout")
+        self.stderr = _Sink(self, "stderr")
+
+        def sleep(seconds: float) -> None:
+            run = self.run
+            assert run is not None
+            run.sleep(seconds)
+
+        self.sleep = sleep
+
+
+class _Current(threading.local):
+    """The execution a snippet thread is running (``None`` in any other thread)."""
+
+    run: Run | None = None
+
+
+current = _Current()
+"""Thread-local: ``current.run`` is set by the job for the duration of an execution."""
+
+_TOOL_CACHE: dict[int, tuple[ToolSpec, Callable[..., Any]]] = {}
+_TOOL_CACHE_MAX = 4096
+
+
+def tool_callables(specs: dict[str, ToolSpec]) -> dict[str, Callable[..., Any]]:
+    """One callable per tool, made once per :class:`ToolSpec` and reused by every
+    execution (a tool finds the execution through the thread it is called in)."""
+    out: dict[str, Callable[..., Any]] = {}
+    cache = _TOOL_CACHE
+    for name, spec in specs.items():
+        entry = cache.get(id(spec))
+        if entry is None or entry[0] is not spec:
+            if len(cache) >= _TOOL_CACHE_MAX:
+                cache.clear()
+            entry = cache[id(spec)] = (spec, make_tool(spec))
+        out[name] = entry[1]
+    return out
+
+
+def make_tool(spec: ToolSpec) -> Callable[..., Any]:
+    """The callable a snippet calls for ``spec``: a value in sync code, an awaitable in
+    running asyncio code.
+
+    It works only in the thread of a running execution: a snippet that hands a tool to
+    host code running elsewhere (another thread, the host's loop) gets a RuntimeError
+    there instead of snippet code escaping the time limit.
+    """
+
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        run = current.run
+        if run is None:
+            raise RuntimeError(
+                f"{spec.name}() can only be called by the snippet, in the thread it runs in"
+            )
+        if _get_running_loop() is None:
+            return run.call(spec, args, kwargs)
+        return run.acall(spec, args, kwargs)
+
+    tool.__name__ = tool.__qualname__ = spec.name
+    tool.__doc__ = spec.projection.doc
+    return tool
