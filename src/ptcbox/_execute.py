@@ -41,7 +41,7 @@ from ptcbox.runtimes import (
     ThreadRuntime,
     ToolCallCallback,
 )
-from ptcbox.runtimes._shared._error_text import _runs_on_loop as runs_on_loop
+from ptcbox.runtimes._shared._host import runs_on_loop
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["aexecute", "execute"]

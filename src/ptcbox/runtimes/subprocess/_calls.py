@@ -23,7 +23,8 @@ from typing import Any
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._protocol import ToolCallCallback
-from ptcbox.runtimes._shared._error_text import ToolSpec, describe_exception, jsonable_arguments
+from ptcbox.runtimes._shared._error_text import describe_exception
+from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
 from ptcbox.runtimes.subprocess._handle import WorkerHandle

@@ -27,9 +27,7 @@ from typing import Any
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
-from ptcbox.runtimes._shared._error_text import (
-    ToolSpec,
-)
+from ptcbox.runtimes._shared._host import ToolSpec
 from ptcbox.runtimes._shared._output import OutputBuffer
 from ptcbox.runtimes._wire import (
     KIND_STDERR,

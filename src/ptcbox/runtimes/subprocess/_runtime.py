@@ -27,7 +27,7 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
-from ptcbox.runtimes._shared._error_text import ToolSpec, ToolTable, resolve_timeout
+from ptcbox.runtimes._shared._host import ToolSpec, ToolTable, resolve_timeout
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome

@@ -21,12 +21,8 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
-from ptcbox.runtimes._shared._error_text import (
-    ToolTable,
-    resolve_timeout,
-    snippet_location,
-    timeout_error_text,
-)
+from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
+from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
 from ptcbox.runtimes.thread._control import submit
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks

@@ -27,7 +27,8 @@ from ptcbox._jsonable import to_jsonable
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
-from ptcbox.runtimes._shared._error_text import ToolSpec, describe_exception, jsonable_arguments
+from ptcbox.runtimes._shared._error_text import describe_exception
+from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer, Relay
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
