@@ -17,7 +17,8 @@ import pytest
 
 from ptcbox import DirectProjection, ThreadRuntime
 from ptcbox.errors import RuntimeClosedError, SessionEndedError
-from ptcbox.runtimes.thread._control import SNIPPET, Control, ExecutionInterrupted, submit
+from ptcbox.runtimes.thread._control import SNIPPET, Control, ExecutionInterrupted
+from ptcbox.runtimes.thread._pool import submit
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""Worker threads of :class:`~ptcbox.runtimes.ThreadRuntime` and how they are stopped.
+"""How a :class:`~ptcbox.runtimes.ThreadRuntime` snippet thread is stopped.
 
 A snippet runs in a thread of a small process-wide pool. To stop it at a timeout, the
 host raises :class:`ExecutionInterrupted` in that thread with
@@ -8,7 +8,9 @@ thread it also installs a trace function that re-arms it on every line of the sn
 so ``except BaseException: pass`` loops and ``finally:`` loops cannot keep the thread
 alive. A lock and a state (``SNIPPET``/``HOST``/``DONE``) make sure the exception lands
 only while the snippet's own code runs: never inside a tool, never in the pool's code,
-never in the next execution. A stopped thread is never reused; it ends.
+never in the next execution. A stopped thread is never reused; it ends (the threads are
+in :mod:`ptcbox.runtimes.thread._pool`; the stops C code swallowed are re-injected by
+:mod:`ptcbox.runtimes.thread._reaper`).
 """
 
 from __future__ import annotations
@@ -17,16 +19,13 @@ import concurrent.futures
 import contextlib
 import ctypes
 import functools
-import itertools
-import os
-import queue
 import sys
 import threading
-from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
+from ptcbox.runtimes.thread._reaper import Reaper, wake_inner_loops
 from ptcbox.sandbox._transform import ALIVE_ATTR
 
 __all__ = [
@@ -37,7 +36,6 @@ __all__ = [
     "Control",
     "ExecutionInterrupted",
     "current_control",
-    "submit",
 ]
 
 IDLE, SNIPPET, HOST, DONE = 0, 1, 2, 3
@@ -63,11 +61,6 @@ _SetAsyncExcTracer.argtypes = [
     ctypes.py_object,
 ]
 _SetAsyncExcTracer.restype = None
-
-_MAX_IDLE_WORKERS = 8
-_IDLE_SECONDS = 60.0
-_REARM_SECONDS = 0.02
-_MAX_REARM_SECONDS = 0.5
 
 _local = threading.local()
 
@@ -287,7 +280,7 @@ class Control:
         self.wake.set()
         for future in futures:
             future.cancel()
-        _Reaper.watch(self)
+        Reaper.watch(self)
         return True
 
     def poke(self) -> None:
@@ -303,7 +296,7 @@ class Control:
             with contextlib.suppress(RuntimeError):  # the loop is closed
                 self.loop.call_soon_threadsafe(self.main_task.cancel)
         if self.state == SNIPPET and self.thread_id:
-            _wake_inner_loops(self.thread_id)
+            wake_inner_loops(self.thread_id)
 
     def attach_loop(self, loop: Any, task: Any) -> None:
         """Register the event loop and main task of a top-level-await snippet."""
@@ -329,144 +322,3 @@ class Control:
         """Forget a finished host-side tool call."""
         with self.lock:
             self.futures.discard(future)
-
-
-def _wake_inner_loops(thread_id: int) -> None:
-    """Wake event loops the snippet started itself (``asyncio.run``) in that thread.
-
-    A loop blocked in ``select`` runs no bytecode, so the pending exception would wait
-    for the select timeout; a no-op callback makes it return at once.
-    """
-    frame = sys._current_frames().get(thread_id)
-    while frame is not None:
-        if frame.f_code.co_name == "run_forever" and "asyncio" in frame.f_code.co_filename:
-            loop = frame.f_locals.get("self")
-            call = getattr(loop, "call_soon_threadsafe", None)
-            if call is not None:
-                with contextlib.suppress(RuntimeError):
-                    call(_noop)
-        frame = frame.f_back
-
-
-def _noop() -> None:
-    return None
-
-
-class _Reaper:
-    """One daemon thread that re-injects the stop into threads that have not left yet.
-
-    The line tracer does most of the work; the reaper covers an exception that C code
-    swallowed before the tracer was armed, and wakes event loops the snippet runs. It
-    pokes every 20 ms, backing off to 0.5 s while nothing new is watched (a thread
-    blocked in a tool can take long), and exists only while some stopped thread is
-    still inside a snippet.
-    """
-
-    _cond = threading.Condition()
-    _watched: set[Control] = set()  # noqa: RUF012 - guarded by _cond
-    _thread: threading.Thread | None = None
-    _fresh = False
-
-    @classmethod
-    def watch(cls, control: Control) -> None:
-        with cls._cond:
-            if control.finished:
-                return
-            cls._watched.add(control)
-            cls._fresh = True
-            cls._cond.notify()
-            if cls._thread is None:
-                cls._thread = threading.Thread(target=cls._run, name="ptcbox-reaper", daemon=True)
-                cls._thread.start()
-
-    @classmethod
-    def _run(cls) -> None:
-        delay = _REARM_SECONDS
-        while True:
-            with cls._cond:
-                live = [c for c in cls._watched if not c.finished]
-                cls._watched = set(live)
-                if not live:
-                    cls._thread = None
-                    return
-            for control in live:
-                control.poke()
-            with cls._cond:
-                if not cls._fresh:
-                    cls._cond.wait(delay)
-                if cls._fresh:
-                    cls._fresh = False
-                    delay = _REARM_SECONDS
-                else:
-                    delay = min(delay * 1.5, _MAX_REARM_SECONDS)
-
-    @classmethod
-    def reset_after_fork(cls) -> None:
-        cls._cond = threading.Condition()
-        cls._watched = set()
-        cls._thread = None
-        cls._fresh = False
-
-
-class _Pool:
-    """Process-wide pool of snippet threads; at most a few idle ones are kept."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.idle: list[queue.SimpleQueue[Callable[[], bool] | None]] = []
-        self.names = itertools.count(1)
-
-    def submit(self, job: Callable[[], bool]) -> None:
-        with self.lock:
-            inbox = self.idle.pop() if self.idle else None
-        if inbox is None:
-            inbox = queue.SimpleQueue()
-            thread = threading.Thread(
-                target=self._work,
-                args=(inbox,),
-                name=f"ptcbox-snippet-{next(self.names)}",
-                daemon=True,
-            )
-            thread.start()
-        inbox.put(job)
-
-    def _work(self, inbox: queue.SimpleQueue[Callable[[], bool] | None]) -> None:
-        while True:
-            try:
-                job = inbox.get(timeout=_IDLE_SECONDS)
-            except queue.Empty:
-                with self.lock:
-                    if inbox in self.idle:
-                        self.idle.remove(inbox)
-                        return
-                continue
-            if job is None:
-                return
-            try:
-                reusable = job()
-            except BaseException:  # a job never raises; if it does, retire the thread
-                reusable = False
-            del job  # drop the execution's objects before waiting for the next one
-            if not reusable:
-                return
-            with self.lock:
-                if len(self.idle) >= _MAX_IDLE_WORKERS:
-                    return
-                self.idle.append(inbox)
-
-
-_pool = _Pool()
-
-
-def submit(job: Callable[[], bool]) -> None:
-    """Run ``job`` in a pool thread; it returns ``True`` if the thread may be reused."""
-    _pool.submit(job)
-
-
-def _after_fork_in_child() -> None:
-    global _pool
-    _pool = _Pool()
-    _Reaper.reset_after_fork()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -24,8 +24,8 @@ from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
 from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
-from ptcbox.runtimes.thread._control import submit
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
+from ptcbox.runtimes.thread._pool import submit
 from ptcbox.runtimes.thread._session import ThreadSession
 from ptcbox.runtimes.thread._tools import Route, Run, tool_callables
 from ptcbox.sandbox import SandboxPolicy

@@ -15,7 +15,8 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError, SessionEndedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
-from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, submit
+from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted
+from ptcbox.runtimes.thread._pool import submit
 from ptcbox.runtimes.thread._tools import Route, Run
 
 if TYPE_CHECKING:
