@@ -1,10 +1,11 @@
 """Host side of the SubprocessRuntime worker pool: the template process and its workers.
 
-:class:`WorkerPool` starts the template (:mod:`ptcbox.runtimes.subprocess.worker._template`),
-keeps ``min_idle`` forked workers waiting, hands one out per execution (after checking
-that it is alive and not stopped; else forking one on demand, restarting the template
-if it died), bounds concurrent
-executions with ``max_workers`` and learns every worker's exit status from the template.
+:class:`WorkerPool` starts the template (:mod:`ptcbox.runtimes.subprocess.worker._template`,
+launched by :mod:`ptcbox.runtimes.subprocess._launch`), keeps ``min_idle`` forked workers
+waiting, hands one out per execution (after checking that it is alive and not stopped;
+else forking one on demand, restarting the template if it died), bounds concurrent
+executions with ``max_workers`` (:mod:`ptcbox.runtimes.subprocess._slots`) and learns
+every worker's exit status from the template.
 Everything is killed by :meth:`WorkerPool.aclose`, by an ``atexit`` handler, and, if the
 host dies, by the template itself (it sees its control socket close) and the kernel
 (``PR_SET_PDEATHSIG`` of the workers).
@@ -19,27 +20,20 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
-import tempfile
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
+from ptcbox.runtimes.subprocess._launch import launch_template, start_errors
+from ptcbox.runtimes.subprocess._slots import ExecutionSlots
 from ptcbox.runtimes.subprocess.worker._template import BASE_PREFIX, sweep_dead_bases
 
 __all__ = ["WorkerPool", "WorkerStartError"]
 
-_BOOTSTRAP = (
-    "import sys; sys.path[:0] = [sys.argv[1]]; "
-    "from ptcbox.runtimes.subprocess.worker._template import main; main(sys.argv[2:])"
-)
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 5.0
 _LIVE_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
@@ -73,7 +67,6 @@ class WorkerPool:
         self._config_json = config_json
         self._env = env
         self.min_idle = min_idle
-        self.max_workers = max_workers
         self._need_netns = need_network_namespace
         self._loop: asyncio.AbstractEventLoop | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -85,9 +78,8 @@ class WorkerPool:
         self._waiters: deque[asyncio.Future[WorkerHandle]] = deque()
         self._requested = 0
         self._workers: dict[int, WorkerHandle] = {}
-        self._busy = 0
         self._releasing: set[WorkerHandle] = set()  # released, awaiting the next iteration
-        self._slot_waiters: deque[asyncio.Future[None]] = deque()
+        self._slots = ExecutionSlots(max_workers)
         self.closed = False
         _LIVE_POOLS.add(self)
 
@@ -112,7 +104,7 @@ class WorkerPool:
             old.remove_reader(self._ctl.fileno())
         self._loop = loop
         self._waiters.clear()
-        self._slot_waiters.clear()
+        self._slots.forget_waiters()
         self._requested = 0
         if self._ctl is not None:
             loop.add_reader(self._ctl.fileno(), self._on_control)
@@ -144,42 +136,14 @@ class WorkerPool:
             raise
 
     async def _start_template(self, loop: asyncio.AbstractEventLoop) -> None:
-        host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed below on every path
-        try:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-I",
-                    "-c",
-                    _BOOTSTRAP,
-                    _PACKAGE_ROOT,
-                    str(child_end.fileno()),
-                    self._config_json,
-                ],
-                pass_fds=[child_end.fileno()],
-                env=self._env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-                start_new_session=True,
-                cwd="/",
-            )
-        except BaseException:
-            host_end.close()
-            errors.close()
-            raise
-        finally:
-            child_end.close()
-        host_end.setblocking(False)
+        proc, host_end, errors = launch_template(self._config_json, self._env)
         self._proc, self._ctl = proc, host_end
         self._ready = loop.create_future()
         loop.add_reader(host_end.fileno(), self._on_control)
         try:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), _START_TIMEOUT_S)
         except BaseException as exc:
-            errors.seek(0)
-            detail = errors.read()[-4000:].decode("utf-8", "replace")
+            detail = start_errors(errors)
             self._stop_template_now()
             errors.close()
             if isinstance(exc, Exception):
@@ -346,8 +310,7 @@ class WorkerPool:
         :meth:`free_slot`. ``None`` when either must be waited for: use the slow path.
         """
         if (
-            self._busy >= self.max_workers
-            or self._slot_waiters
+            not self._slots.available()
             or self._ctl is None
             or self.closed
             or self._loop is not asyncio.get_running_loop()
@@ -358,7 +321,7 @@ class WorkerPool:
             if worker.runnable():
                 if not self._idle:
                     self._refill()
-                self._busy += 1
+                self._slots.take()
                 return worker
             worker.kill()  # dead or stopped (SIGSTOP): never hand it out
             worker.close()
@@ -366,8 +329,7 @@ class WorkerPool:
 
     def free_slot(self) -> None:
         """Give back a slot taken by :meth:`take_idle_now`."""
-        self._busy -= 1
-        self._wake_slot()
+        self._slots.free()
 
     def release(self, worker: WorkerHandle) -> None:
         """Kill a worker that is done with and close its socket; refill the pool.
@@ -391,35 +353,18 @@ class WorkerPool:
             self._refill()
 
     @property
+    def max_workers(self) -> int:
+        """Executions that may run at once."""
+        return self._slots.limit
+
+    @property
     def busy(self) -> int:
         """Execution slots in use."""
-        return self._busy
+        return self._slots.busy
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    def slot(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold one of ``max_workers`` execution slots for the ``async with`` block."""
-        loop = self._bind()
-        while self._busy >= self.max_workers:
-            waiter: asyncio.Future[None] = loop.create_future()
-            self._slot_waiters.append(waiter)
-            try:
-                await waiter
-            except BaseException:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake_slot()
-                raise
-        self._busy += 1
-        try:
-            yield
-        finally:
-            self.free_slot()
-
-    def _wake_slot(self) -> None:
-        while self._slot_waiters:
-            waiter = self._slot_waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
+        return self._slots.hold(self._bind())
 
     # -- shutdown ------------------------------------------------------------------------
 
@@ -450,11 +395,8 @@ class WorkerPool:
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_exception(RuntimeClosedError("SubprocessRuntime"))
-        for slot_waiter in self._slot_waiters:
-            if not slot_waiter.done():
-                slot_waiter.set_exception(RuntimeClosedError("SubprocessRuntime"))
         self._waiters.clear()
-        self._slot_waiters.clear()
+        self._slots.fail_waiters(lambda: RuntimeClosedError("SubprocessRuntime"))
         proc, ctl = self._proc, self._ctl
         if ctl is not None:
             with contextlib.suppress(OSError):
