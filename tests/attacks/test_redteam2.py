@@ -76,7 +76,8 @@ def _raw(data: bytes) -> str:
 
 SETOWN_CHILD = """
 import fcntl, os, signal, socket, sys
-from ptcbox.runtimes.subprocess.worker._rlimits import forbid_process_creation, set_no_new_privs
+from ptcbox.runtimes.subprocess.worker._rlimits import set_no_new_privs
+from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
 set_no_new_privs()
 forbid_process_creation(confine_dirfd=True)
 target = int(sys.argv[1])
@@ -122,7 +123,8 @@ def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
 
 ROUTES_CHILD = """
 import fcntl, os, resource, socket, struct, sys
-from ptcbox.runtimes.subprocess.worker._rlimits import forbid_process_creation, set_no_new_privs
+from ptcbox.runtimes.subprocess.worker._rlimits import set_no_new_privs
+from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
 target = int(sys.argv[1])
 # every call would change nothing if it were allowed (current values), so that a
 # broken filter cannot renice or pin this machine's processes while the test runs

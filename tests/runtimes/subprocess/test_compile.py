@@ -19,10 +19,9 @@ from ptcbox.runtimes.subprocess import _runtime as _subprocess
 from ptcbox.runtimes.subprocess._compile import (
     HOST_COMPILE_MAX_BYTES,
     HOST_COMPILE_MAX_CHARS,
-    decode_compiled,
-    encode_compiled,
     host_compiled,
 )
+from ptcbox.runtimes.subprocess.worker._config import decode_compiled, encode_compiled
 from ptcbox.sandbox import SandboxPolicy, compile_snippet
 from runtimes._leaks import no_leaks
 

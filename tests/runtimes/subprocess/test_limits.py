@@ -16,7 +16,7 @@ import pytest
 
 from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.runtimes import WorkerStartError
-from ptcbox.runtimes.subprocess.worker._rlimits import process_filter_supported
+from ptcbox.runtimes.subprocess.worker._seccomp import process_filter_supported
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -159,7 +159,7 @@ def test_B22_seccomp_wall_alone_refuses_fork_spawn_and_exec() -> None:
     out = _run_alone(
         """
         import os, subprocess, threading
-        from ptcbox.runtimes.subprocess.worker._rlimits import forbid_process_creation
+        from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
         try:
             forbid_process_creation()
         except OSError as exc:

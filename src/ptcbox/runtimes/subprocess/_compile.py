@@ -22,21 +22,17 @@ bytecode magic number differs (another Python version).
 
 from __future__ import annotations
 
-import binascii
 import functools
-import importlib.util
-import marshal
 from collections import OrderedDict
 from typing import Any
 
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
-from ptcbox.sandbox import CompiledSnippet, SandboxPolicy, compile_snippet
+from ptcbox.runtimes.subprocess.worker._config import encode_compiled
+from ptcbox.sandbox import SandboxPolicy, compile_snippet
 
 __all__ = [
     "HOST_COMPILE_MAX_BYTES",
     "HOST_COMPILE_MAX_CHARS",
-    "decode_compiled",
-    "encode_compiled",
     "host_compiled",
 ]
 
@@ -47,37 +43,18 @@ HOST_COMPILE_MAX_BYTES = 64 * 1024
 """Largest marshalled code the host keeps and sends (bytes); constant folding can make
 a short source into a large code object."""
 
-_MAGIC = importlib.util.MAGIC_NUMBER.hex()
 _CACHE_SIZE = 256
 _SEEN_SIZE = 1024
-
-
-def encode_compiled(compiled: CompiledSnippet) -> list[Any]:
-    """``[magic, base64 marshal of the code, is_async, has_value]`` for the ``run`` message."""
-    data = binascii.b2a_base64(marshal.dumps(compiled.code), newline=False).decode("ascii")
-    return [_MAGIC, data, compiled.is_async, compiled.has_value]
-
-
-def decode_compiled(fields: Any) -> CompiledSnippet | None:
-    """The snippet :func:`encode_compiled` encoded; ``None`` if absent or from another Python.
-
-    Raises:
-        ValueError: Malformed fields (the host sent something else).
-    """
-    if fields is None:
-        return None
-    magic, data, is_async, has_value = fields
-    if magic != _MAGIC:
-        return None
-    code = marshal.loads(binascii.a2b_base64(data))
-    return CompiledSnippet(code=code, is_async=bool(is_async), has_value=bool(has_value))
 
 
 _seen: OrderedDict[tuple[str, bool], None] = OrderedDict()
 
 
 def host_compiled(code: str, policy: SandboxPolicy) -> list[Any] | None:
-    """:func:`encode_compiled` of ``code`` compiled as a worker would, or ``None``.
+    """The encoded ``code`` compiled as a worker would, or ``None``.
+
+    The fields are those of
+    :func:`~ptcbox.runtimes.subprocess.worker._config.encode_compiled`.
 
     ``None`` (the worker compiles) the first time the host sees ``code`` under this
     kind of policy, and for snippets it does not compile (see the module docstring).

@@ -31,7 +31,7 @@ def launch_template(
     """Start the template process.
 
     Args:
-        config_json: The :class:`~ptcbox.runtimes.subprocess.worker._main.WorkerConfig`
+        config_json: The :class:`~ptcbox.runtimes.subprocess.worker._config.WorkerConfig`
             as JSON.
         env: The template's environment.
 

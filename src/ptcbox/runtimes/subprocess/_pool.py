@@ -47,7 +47,7 @@ class WorkerPool:
     """The template process and its pre-forked workers, bound to one event loop at a time.
 
     Args:
-        config_json: The :class:`~ptcbox.runtimes.subprocess.worker._main.WorkerConfig` as JSON.
+        config_json: The :class:`~ptcbox.runtimes.subprocess.worker._config.WorkerConfig` as JSON.
         env: The template's environment.
         min_idle: Workers to keep forked and waiting.
         max_workers: Executions that may run at once (others wait for a slot).

@@ -36,7 +36,7 @@ from ptcbox.runtimes.subprocess._pool import WorkerPool
 from ptcbox.runtimes.subprocess._result import build_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
-from ptcbox.runtimes.subprocess.worker._main import WorkerConfig, policy_to_wire
+from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wire
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]

@@ -14,7 +14,7 @@ import pytest
 
 from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi
-from ptcbox.runtimes.subprocess.worker._rlimits import process_filter_supported
+from ptcbox.runtimes.subprocess.worker._seccomp import process_filter_supported
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -115,7 +115,7 @@ def test_F5_seccomp_wall_alone(tmp_path: Path, confine_dirfd: bool) -> None:
     )
     verdicts = _run_alone(
         f"""
-        from ptcbox.runtimes.subprocess.worker._rlimits import forbid_process_creation
+        from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
         os.chdir({str(tmp_path)!r})
         forbid_process_creation(confine_dirfd={confine_dirfd})
         attempt("ptrace", lambda: raw({ptrace}, 16, PARENT, 0, 0))

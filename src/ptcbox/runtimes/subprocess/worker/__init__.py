@@ -10,10 +10,12 @@ module of the child imports only what that module imports.
 - :mod:`~ptcbox.runtimes.subprocess.worker._main`: a worker's set-up and its run loop.
 - :mod:`~ptcbox.runtimes.subprocess.worker._io`: the worker's end of the channel
   (tool calls, output, the event loop for top-level ``await``).
-- The OS walls: :mod:`~ptcbox.runtimes.subprocess.worker._rlimits` (rlimits and
-  process attributes), :mod:`~ptcbox.runtimes.subprocess.worker._seccomp` (the seccomp
-  filter and the network namespace), :mod:`~ptcbox.runtimes.subprocess.worker._landlock`
-  (file system) and :mod:`~ptcbox.runtimes.subprocess.worker._audit` (the audit hook).
+- :mod:`~ptcbox.runtimes.subprocess.worker._config`: what the host hands a worker (its
+  configuration, the policy, compiled snippets); the host imports it to build them.
+- The OS walls: :mod:`~ptcbox.runtimes.subprocess.worker._rlimits` (rlimits, process
+  attributes, the empty network namespace), :mod:`~ptcbox.runtimes.subprocess.worker._seccomp`
+  (the seccomp filter), :mod:`~ptcbox.runtimes.subprocess.worker._landlock` (the file
+  system) and :mod:`~ptcbox.runtimes.subprocess.worker._audit` (the audit hook).
 """
 
 __all__: list[str] = []

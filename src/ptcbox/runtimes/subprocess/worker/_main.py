@@ -23,16 +23,12 @@ exits after one run; a session worker keeps its globals and waits for the next.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import signal
 import socket
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
-
-import orjson
 
 from ptcbox._jsonable import scrub_text
 from ptcbox.errors import WireProtocolError
@@ -44,28 +40,32 @@ from ptcbox.runtimes._shared._error_text import (
 )
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes._wire import encode_message
-from ptcbox.runtimes.subprocess._compile import decode_compiled, encode_compiled
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
+from ptcbox.runtimes.subprocess.worker._config import (
+    WorkerConfig,
+    decode_compiled,
+    encode_compiled,
+    policy_from_wire,
+)
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
 from ptcbox.runtimes.subprocess.worker._rlimits import (
     address_space_bytes,
     apply_run_limits,
     apply_worker_limits,
-    forbid_process_creation,
-    process_filter_supported,
     set_no_new_privs,
     set_parent_death_signal,
     unshare_network,
+)
+from ptcbox.runtimes.subprocess.worker._seccomp import (
+    forbid_process_creation,
+    process_filter_supported,
 )
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._globals import add_globals
 
 __all__ = [
     "EXIT_SETUP_FAILED",
-    "WorkerConfig",
-    "policy_from_wire",
-    "policy_to_wire",
     "prepare_walls",
     "warm_up",
     "worker_main",
@@ -87,68 +87,6 @@ def prepare_walls() -> tuple[int, tuple[str, ...]]:
     if _walls is None:
         _walls = (landlock_abi(), read_paths())
     return _walls
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerConfig:
-    """Per-runtime settings every worker of a template applies at fork time.
-
-    Attributes:
-        env: The worker's whole environment (``HOME`` and ``TMPDIR`` are set to its
-            working directory on top).
-        max_open_files: ``RLIMIT_NOFILE``.
-        max_file_bytes: ``RLIMIT_FSIZE``, bytes.
-        network: ``False`` puts each worker in an empty network namespace.
-        policy: The runtime's sandbox policy as JSON-compatible fields (see
-            :func:`policy_to_wire`); every snippet of the runtime runs under it.
-    """
-
-    env: dict[str, str] = field(default_factory=dict)
-    max_open_files: int = 256
-    max_file_bytes: int = 64 << 20
-    network: bool = True
-    policy: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        """Encode for the template's command line."""
-        return orjson.dumps(
-            {
-                "env": self.env,
-                "max_open_files": self.max_open_files,
-                "max_file_bytes": self.max_file_bytes,
-                "network": self.network,
-                "policy": self.policy,
-            }
-        ).decode()
-
-    @classmethod
-    def from_json(cls, text: str) -> WorkerConfig:
-        """Decode what :meth:`to_json` produced."""
-        data = orjson.loads(text)
-        return cls(
-            env={str(k): str(v) for k, v in data["env"].items()},
-            max_open_files=int(data["max_open_files"]),
-            max_file_bytes=int(data["max_file_bytes"]),
-            network=bool(data["network"]),
-            policy=dict(data["policy"]),
-        )
-
-
-def policy_to_wire(policy: SandboxPolicy) -> dict[str, Any]:
-    """The policy's fields as JSON-compatible data (frozensets as sorted lists)."""
-    out: dict[str, Any] = {}
-    for item in dataclasses.fields(policy):
-        value = getattr(policy, item.name)
-        out[item.name] = sorted(value) if isinstance(value, frozenset) else value
-    return out
-
-
-def policy_from_wire(fields: dict[str, Any]) -> SandboxPolicy:
-    """Rebuild the policy the host sent (lists back to frozensets)."""
-    values: dict[str, Any] = {
-        k: frozenset(v) if isinstance(v, list) else v for k, v in fields.items()
-    }
-    return SandboxPolicy(**values)
 
 
 def worker_main(

@@ -44,12 +44,8 @@ from typing import Any
 
 import orjson
 
-from ptcbox.runtimes.subprocess.worker._main import (
-    WorkerConfig,
-    prepare_walls,
-    warm_up,
-    worker_main,
-)
+from ptcbox.runtimes.subprocess.worker._config import WorkerConfig
+from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
 from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
 

@@ -1,0 +1,245 @@
+"""The seccomp filter of a SubprocessRuntime worker process (Linux, x86-64 and arm64).
+
+:func:`forbid_process_creation` installs a seccomp-BPF filter that makes ``fork``,
+``vfork``, ``clone`` without ``CLONE_THREAD``, ``execve`` and ``execveat`` fail with
+``EPERM`` (``clone3`` with ``ENOSYS``, so the C library falls back to ``clone`` for
+threads), and also ``ptrace``, ``process_vm_readv``, signals to other processes, mounts,
+namespaces, ``open_by_handle_at``, ``bpf``, ``io_uring`` and similar (see there).
+``RLIMIT_NPROC`` (:mod:`ptcbox.runtimes.subprocess.worker._rlimits`) does not bind a
+process whose real user is root; this filter does, for every user. The filter is the
+classic seccomp pattern of the Linux kernel's
+``Documentation/userspace-api/seccomp_filter.rst``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import struct
+from dataclasses import dataclass
+
+from ptcbox.runtimes.subprocess.worker._rlimits import check_call, load_libc, set_no_new_privs
+
+__all__ = ["forbid_process_creation", "process_filter_supported"]
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_CLONE_THREAD = 0x10000
+
+# classic BPF opcodes and seccomp return values
+_LD_ABS_W, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_RET_ALLOW, _RET_EPERM, _RET_ENOSYS = 0x7FFF0000, 0x00050001, 0x00050026
+_AT_FDCWD = 0xFFFFFF9C  # -100 as the low 32 bits of an argument
+_REFUSED_PRCTL = (1, 4, 8, 28, 35, 36, 47, 0x59616D61)  # PDEATHSIG DUMPABLE KEEPCAPS
+# SECUREBITS MM CHILD_SUBREAPER CAP_AMBIENT PTRACER: changes that weaken the worker's walls
+_REFUSED_FCNTL = (8, 10, 15)  # F_SETOWN F_SETSIG F_SETOWN_EX: SIGIO/SIGURG to any process
+_REFUSED_IOCTL = (0x8901, 0x8902)  # FIOSETOWN SIOCSPGRP: the same through ioctl
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    arch: int
+    clone: int
+    clone3: int
+    prctl: int
+    openat2: int
+    fcntl: int
+    ioctl: int
+    refused: tuple[int, ...]  # EPERM always
+    signals: tuple[int, ...]  # EPERM unless the first argument is this process (or 0)
+    dirfd: tuple[tuple[int, tuple[int, ...]], ...]  # (syscall, dirfd argument indices)
+
+
+_SYSCALLS = {
+    "x86_64": _Table(
+        arch=0xC000003E,
+        clone=56,
+        clone3=435,
+        prctl=157,
+        openat2=437,
+        fcntl=72,
+        ioctl=16,
+        # fork vfork execve execveat | ptrace process_vm_readv/writev kcmp pidfd_getfd
+        # pidfd_send_signal tkill | name_to_handle_at open_by_handle_at | mount umount2
+        # pivot_root chroot unshare setns open_tree move_mount fsopen fsconfig fsmount
+        # fspick mount_setattr | bpf perf_event_open userfaultfd io_uring_* keyctl
+        # add_key request_key personality kexec_* *_module swapon swapoff reboot iopl
+        # ioperm acct settimeofday clock_settime adjtimex clock_adjtime syslog vhangup
+        # mknod mknodat quotactl | setpriority ioprio_set process_madvise
+        refused=(
+            *(57, 58, 59, 322),
+            *(101, 310, 311, 312, 438, 424, 200),
+            *(141, 251, 440),
+            *(303, 304),
+            *(165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442),
+            *(321, 298, 323, 425, 426, 427, 250, 248, 249, 135, 246, 320, 175, 313, 176),
+            *(167, 168, 169, 172, 173, 163, 164, 227, 159, 305, 103, 153, 133, 259, 179),
+        ),
+        # kill tgkill rt_sigqueueinfo rt_tgsigqueueinfo | sched_setaffinity
+        # sched_setscheduler sched_setparam sched_setattr migrate_pages move_pages prlimit64
+        signals=(62, 234, 129, 297, 203, 144, 142, 314, 256, 279, 302),
+        # openat mkdirat unlinkat fchownat utimensat fchmodat fchmodat2 | symlinkat |
+        # renameat renameat2 linkat
+        dirfd=(
+            *((n, (0,)) for n in (257, 258, 263, 260, 280, 268, 452)),
+            (266, (1,)),
+            *((n, (0, 2)) for n in (264, 316, 265)),
+        ),
+    ),
+    "aarch64": _Table(
+        arch=0xC00000B7,
+        clone=220,
+        clone3=435,
+        prctl=167,
+        openat2=437,
+        fcntl=25,
+        ioctl=29,
+        refused=(
+            *(221, 281),
+            *(117, 270, 271, 272, 438, 424, 130),
+            *(140, 30, 440),
+            *(264, 265),
+            *(40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442),
+            *(280, 241, 282, 425, 426, 427, 219, 217, 218, 92, 104, 294, 105, 273, 106),
+            *(224, 225, 142, 89, 170, 112, 171, 266, 116, 58, 33, 60),
+        ),
+        signals=(129, 131, 138, 240, 122, 119, 118, 274, 238, 239, 261),
+        dirfd=(
+            *((n, (0,)) for n in (56, 34, 35, 54, 88, 53, 452)),
+            (36, (1,)),
+            *((n, (0, 2)) for n in (38, 276, 37)),
+        ),
+    ),
+}
+
+
+def _process_filter(machine: str, pid: int, confine_dirfd: bool) -> tuple[bytes, int]:
+    table = _SYSCALLS[machine]
+    # (opcode, k, jump-if-true label, jump-if-false label); None = next instruction
+    program: list[tuple[int, int, str | None, str | None]] = [
+        (_LD_ABS_W, 4, None, None),  # seccomp_data.arch
+        (_JEQ_K, table.arch, None, "deny"),  # another ABI (e.g. int 0x80): refuse everything
+        (_LD_ABS_W, 0, None, None),  # seccomp_data.nr
+    ]
+    if machine == "x86_64":
+        program.append((_JGE_K, 0x40000000, "deny", None))  # the x32 ABI
+    program.append((_JEQ_K, table.clone3, "nosys", None))
+    program.append((_JEQ_K, table.clone, "clone", None))
+    program.extend((_JEQ_K, number, "deny", None) for number in table.refused)
+    program.extend((_JEQ_K, number, "signal", None) for number in table.signals)
+    program.append((_JEQ_K, table.prctl, "prctl", None))
+    program.append((_JEQ_K, table.fcntl, "fcntl", None))
+    program.append((_JEQ_K, table.ioctl, "ioctl", None))
+    dirfd_blocks: dict[str, tuple[int, ...]] = {}
+    if confine_dirfd:
+        program.append((_JEQ_K, table.openat2, "nosys", None))
+        for number, indices in table.dirfd:
+            label = "dirfd" + "_".join(map(str, indices))
+            dirfd_blocks[label] = indices
+            program.append((_JEQ_K, number, label, None))
+    labels: dict[str, int] = {}
+    program.append((_RET_K, _RET_ALLOW, None, None))
+    labels["clone"] = len(program)
+    program.append((_LD_ABS_W, 16, None, None))  # low 32 bits of the flags argument
+    program.append((_JSET_K, _CLONE_THREAD, "allow", "deny"))
+    labels["signal"] = len(program)  # kill(pid, ...) and friends: only this process
+    program.append((_LD_ABS_W, 16, None, None))
+    for target in (pid, 0, -pid & 0xFFFFFFFF):
+        program.append((_JEQ_K, target, "allow", None))
+    program.append((_RET_K, _RET_EPERM, None, None))
+    labels["prctl"] = len(program)
+    program.append((_LD_ABS_W, 16, None, None))
+    program.extend((_JEQ_K, option, "deny", None) for option in _REFUSED_PRCTL)
+    program.append((_RET_K, _RET_ALLOW, None, None))
+    for label, refused in (("fcntl", _REFUSED_FCNTL), ("ioctl", _REFUSED_IOCTL)):
+        labels[label] = len(program)  # their second argument: the command
+        program.append((_LD_ABS_W, 24, None, None))
+        program.extend((_JEQ_K, command, "deny", None) for command in refused)
+        program.append((_RET_K, _RET_ALLOW, None, None))
+    for label, indices in dirfd_blocks.items():  # relative to the working directory only
+        labels[label] = len(program)
+        for position, index in enumerate(indices):
+            program.append((_LD_ABS_W, 16 + 8 * index, None, None))
+            last = position == len(indices) - 1
+            program.append((_JEQ_K, _AT_FDCWD, "allow" if last else None, "deny"))
+    labels["deny"] = len(program)
+    program.append((_RET_K, _RET_EPERM, None, None))
+    labels["nosys"] = len(program)
+    program.append((_RET_K, _RET_ENOSYS, None, None))
+    labels["allow"] = len(program)  # every jump is forward: the shared exits come last
+    program.append((_RET_K, _RET_ALLOW, None, None))
+
+    def offset(label: str | None, index: int) -> int:
+        if label is None:
+            return 0
+        jump = labels[label] - index - 1
+        if not 0 <= jump <= 255:  # pragma: no cover - a programming error
+            raise ValueError(f"seccomp jump to {label} out of range: {jump}")
+        return jump
+
+    code = b"".join(
+        struct.pack("=HBBI", op, offset(true, index), offset(false, index), k)
+        for index, (op, k, true, false) in enumerate(program)
+    )
+    return code, len(program)
+
+
+def process_filter_supported() -> bool:
+    """Whether :func:`forbid_process_creation` knows this machine's system calls."""
+    return platform.machine() in _SYSCALLS
+
+
+def forbid_process_creation(*, confine_dirfd: bool = False) -> None:
+    """Install the worker's seccomp filter. Irreversible for this process.
+
+    Refused with ``EPERM`` (threads still allowed):
+
+    - new processes and programs: ``fork``, ``vfork``, ``clone`` without
+      ``CLONE_THREAD``, ``execve``, ``execveat`` (``clone3`` gets ``ENOSYS``, so the C
+      library falls back to ``clone`` for threads);
+    - access to other processes: ``ptrace``, ``process_vm_readv``/``writev``, ``kcmp``,
+      ``pidfd_getfd``, ``pidfd_send_signal``, ``process_madvise``, ``tkill``,
+      ``setpriority``, ``ioprio_set``; ``kill``/``tgkill``/``rt_(tg)sigqueueinfo``,
+      ``sched_setaffinity``/``setscheduler``/``setparam``/``setattr``,
+      ``migrate_pages``, ``move_pages`` and ``prlimit64`` of any process but this one;
+      and naming another process as the owner of a descriptor, which the kernel then
+      signals (``SIGIO``, or any signal chosen with ``F_SETSIG``): ``fcntl``
+      ``F_SETOWN``/``F_SETOWN_EX``/``F_SETSIG``, ``ioctl`` ``FIOSETOWN``/``SIOCSPGRP``;
+    - escaping or changing the filesystem view and the kernel: ``open_by_handle_at``,
+      ``name_to_handle_at``, ``mount`` and the new mount API, ``pivot_root``,
+      ``chroot``, ``unshare``, ``setns``, ``mknod(at)``, ``bpf``, ``perf_event_open``,
+      ``userfaultfd``, ``io_uring_*`` (its operations bypass seccomp), the key ring,
+      ``personality``, module and ``kexec`` loading, ``swapon``, ``reboot``, clock
+      setting, ``syslog``, ``acct``, ``quotactl``, ``iopl``/``ioperm``;
+    - ``prctl`` options that weaken the walls (``PR_SET_PDEATHSIG``,
+      ``PR_SET_DUMPABLE``, ``PR_SET_PTRACER``, ``PR_SET_MM``, capabilities, ...);
+    - with ``confine_dirfd`` (for kernels without Landlock): every ``*at`` call that
+      opens or changes a path relative to a directory descriptor other than
+      ``AT_FDCWD`` (``openat2`` gets ``ENOSYS``), so that paths resolve against the
+      working directory, as the audit hook assumes.
+
+    Sets ``PR_SET_NO_NEW_PRIVS`` (required for an unprivileged filter).
+
+    Args:
+        confine_dirfd: Also refuse directory-descriptor-relative paths.
+
+    Raises:
+        OSError: If the kernel refuses the filter, or the machine is not x86-64/arm64.
+    """
+    machine = platform.machine()
+    if machine not in _SYSCALLS:
+        raise OSError(0, f"no seccomp filter for machine {machine!r}")
+    code, length = _process_filter(machine, os.getpid(), confine_dirfd)
+    buffer = ctypes.create_string_buffer(code, len(code))
+
+    class _Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    program = _Program(length, ctypes.addressof(buffer))
+    set_no_new_privs()
+    libc = load_libc()
+    check_call(
+        libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0),
+        "prctl(PR_SET_SECCOMP)",
+    )
