@@ -16,12 +16,11 @@ import enum
 import json
 import math
 import re
+import sys
 import uuid
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
-
-from pydantic import BaseModel
 
 __all__ = ["JSONValue", "scrub_text", "to_jsonable"]
 
@@ -191,6 +190,9 @@ def _float(value: float) -> JSONValue:
 
 
 def _pydantic_dump(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    # Looked up, not imported: a value can only be a pydantic model if pydantic is
+    # loaded, and the worker process (which uses this module) imports no pydantic.
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
         return value.model_dump(mode="json")
     return None
