@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import sys
 import threading
 import types
@@ -11,8 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ptcbox.errors import ToolError
-from ptcbox.sandbox._builtins import make_base_builtins
-from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._base import base_builtins, cached_limits
 from ptcbox.sandbox._modules import ImportHook
 from ptcbox.sandbox._names import is_reserved
 from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
@@ -31,18 +29,6 @@ class TextSink(Protocol):
 
 
 _base_lock = threading.Lock()
-
-
-@functools.lru_cache(maxsize=32)
-def _limits(max_int_bits: int, max_repeat_bytes: int) -> Limits:
-    return Limits(max_int_bits, max_repeat_bytes)
-
-
-@functools.lru_cache(maxsize=32)
-def base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
-    """The builtins shared by executions with these limits (``print``/``__import__`` are
-    added per execution). Treat as read-only."""
-    return make_base_builtins(_limits(max_int_bits, max_repeat_bytes))
 
 
 _TRUSTED_BASE: dict[str, Any] = dict(vars(builtins))
@@ -132,7 +118,7 @@ def build_globals(
         b["print"] = _make_print(stdout, stderr, base["_getattr_"])
         b["__import__"] = ImportHook(
             policy.allowed_imports,
-            _limits(policy.max_int_bits, policy.max_repeat_bytes),
+            cached_limits(policy.max_int_bits, policy.max_repeat_bytes),
             sleep,
             base,
         )

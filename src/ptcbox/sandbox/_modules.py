@@ -9,6 +9,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ptcbox.sandbox._base import base_builtins
 from ptcbox.sandbox._builtins import EXCLUDED_BUILTINS
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._modspecs import MODULE_SPECS, PER_EXECUTION, ModuleContext
@@ -210,8 +211,6 @@ class ImportHook:
         if self._ctx is None:
             base = self._builtins
             if base is None:  # the sandbox's builtins for these limits (shared, cached)
-                from ptcbox.sandbox._globals import base_builtins  # noqa: PLC0415 - cycle
-
                 base = base_builtins(self._limits.max_int_bits, self._limits.max_repeat_bytes)
             self._ctx = ModuleContext(limits=self._limits, sleep=self._sleep, builtins=base)
         return self._ctx
