@@ -6,7 +6,7 @@ collector on whatever thread runs it, at any later time: ``GeneratorExit`` is th
 its ``yield``/``await``, so its ``except`` and ``finally`` blocks and the ``__exit__``
 of its ``with`` blocks run there, outside any time limit. In the thread runtime that is
 a host thread (the main thread at ``gc.collect()``, or at interpreter exit). Each such
-code path starts with an ``_alive_()`` check (see ``ptcbox.sandbox._transform``) that
+code path starts with an ``_alive_()`` check (see ``ptcbox.sandbox._alive``) that
 stops it unless its execution is running it. Each attack runs in a child Python: on
 failure it would spin there forever.
 """

@@ -284,7 +284,7 @@ def test_transformed_tree_is_valid_python_for_every_node_kind() -> None:
     assert compiled.code.co_filename == "<snippet>"
 
 
-# -- the _alive_.running checks (see ptcbox.sandbox._transform.ALIVE_ATTR) ---------------
+# -- the _alive_.running checks (see ptcbox.sandbox._alive.ALIVE_ATTR) ---------------
 
 ALIVE_SNIPPET = '''
 def f(x):

@@ -61,7 +61,7 @@ def compile_snippet(
             compiled out so hot loops run at native speed. ``**`` and ``<<`` stay guarded
             where the exponent is not a small literal: one such C call would otherwise
             burn the whole timeout before failing. The ``_alive_.running`` checks (see
-            :data:`~ptcbox.sandbox._transform.ALIVE_ATTR`) are left out too: a worker
+            :data:`~ptcbox.sandbox._alive.ALIVE_ATTR`) are left out too: a worker
             process dies with its execution, so no snippet code outlives it.
         cache: Use the LRU cache (``False``: compile, and keep nothing).
 

@@ -10,12 +10,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ptcbox.errors import ToolError
+from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 from ptcbox.sandbox._base import base_builtins, cached_limits
 from ptcbox.sandbox._modules import ImportHook
 from ptcbox.sandbox._names import is_reserved
 from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
 from ptcbox.sandbox._policy import SandboxPolicy
-from ptcbox.sandbox._transform import ALIVE_ATTR, ALIVE_NAME
 
 __all__ = ["TextSink", "add_globals", "build_globals"]
 
@@ -100,7 +100,7 @@ def build_globals(
         sleep: Replacement for ``time.sleep`` (e.g. interruptible); ``None`` keeps it.
         alive: The object whose ``running`` attribute restricted code reads at the
             start of every function, ``except`` and ``finally`` block
-            (:data:`~ptcbox.sandbox._transform.ALIVE_ATTR`); the read must raise when
+            (:data:`~ptcbox.sandbox._alive.ALIVE_ATTR`); the read must raise when
             the code must not run (its execution has ended). A global, not a builtin,
             so that a session's functions use the current execution's. ``None``: an
             object whose ``running`` is always there.

@@ -21,12 +21,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ptcbox.sandbox._transform import PtcTransformer
+from typing import Any, Protocol
 
 __all__ = ["NumericScopes", "bound_names"]
+
+
+class _Visitor(Protocol):
+    """The transformer, as far as the analysis needs it: it visits the nodes in between."""
+
+    def visit(self, node: Any) -> Any: ...
+
 
 _NUMERIC_BINOPS = (
     ast.Add,
@@ -197,7 +201,7 @@ class NumericScopes:
         call = ast.Call(func=name, args=[iterable], keywords=[])
         return ast.copy_location(call, iterable)
 
-    def visit_loop(self, tf: PtcTransformer, node: ast.For) -> ast.For:
+    def visit_loop(self, tf: _Visitor, node: ast.For) -> ast.For:
         """Visit a ``for`` statement (target, iter, body, else) with the flow rules."""
         before = set(self.current)
         killed = self.bound(node)
@@ -215,7 +219,7 @@ class NumericScopes:
         self.current = before - killed
         return node
 
-    def visit_compound(self, tf: PtcTransformer, node: Any, *, loop: bool) -> Any:
+    def visit_compound(self, tf: _Visitor, node: Any, *, loop: bool) -> Any:
         """Visit if/while/try/with: every block starts from what held before."""
         before = set(self.current)
         killed = self.bound(node)
@@ -241,7 +245,7 @@ class NumericScopes:
         self.current = before - killed
         return node
 
-    def visit_comprehension(self, tf: PtcTransformer, node: Any) -> Any:
+    def visit_comprehension(self, tf: _Visitor, node: Any) -> Any:
         """Comprehensions: targets of range()/enumerate() generators are numeric inside."""
         outer = self.current
         lazy = isinstance(node, ast.GeneratorExp)
@@ -288,7 +292,7 @@ def _global_like_and_all_bound(tree: ast.AST) -> tuple[set[str], set[str]]:
     return never, out
 
 
-def _visit_block(tf: PtcTransformer, stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _visit_block(tf: _Visitor, stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in stmts:
         new = tf.visit(stmt)

@@ -16,32 +16,38 @@ every node it has no rule for) and changes it where ptcbox's guard model differs
   small numbers (skipped entirely when ``os_enforced_limits``);
 * the last expression statement is stored in ``VALUE_NAME`` (REPL-style value);
 * ``try/except*`` stays refused (CVE-2025-22153).
+
+This module keeps the dispatch and the rules for names, attributes, calls and
+definitions; the rest is split by concern: the size guards of arithmetic and format
+specs (:mod:`ptcbox.sandbox._sizeguards`) and the ``match`` rules
+(:mod:`ptcbox.sandbox._patterns`) are mixins of :class:`PtcTransformer`; the alive checks
+are :mod:`ptcbox.sandbox._alive`, the flow analysis that proves operands numeric
+:mod:`ptcbox.sandbox._numeric`, and the AST builders :mod:`ptcbox.sandbox._astnodes`.
 """
 
 from __future__ import annotations
 
 import ast
-import copy
 from typing import Any
 
-from RestrictedPython.transformer import RestrictingNodeTransformer
-
+from ptcbox.sandbox._alive import alive_check, alive_read
+from ptcbox.sandbox._astnodes import copy_locations, global_call
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
     ALLOWED_DUNDER_READS,
     NATIVE_ATTRS,
-    NOT_NATIVE_ATTRS,
     RESTRICTED_ATTRS,
-    VALUE_CHECKED_ATTRS,
     is_dunder,
     is_private,
     is_reserved,
     restricted_reason,
 )
 from ptcbox.sandbox._numeric import NumericScopes
+from ptcbox.sandbox._patterns import PatternVisitors
+from ptcbox.sandbox._sizeguards import SizeGuardVisitors
 
-__all__ = ["ALIVE_ATTR", "ALIVE_NAME", "VALUE_NAME", "PtcTransformer"]
+__all__ = ["VALUE_NAME", "PtcTransformer"]
 
 VALUE_NAME = "_ptc_value_"
 """Global that receives the value of a snippet's trailing expression (REPL-style).
@@ -49,113 +55,10 @@ VALUE_NAME = "_ptc_value_"
 Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite of the
 last expression statement writes it."""
 
-ALIVE_NAME = "_alive_"
-ALIVE_ATTR = "running"
-"""Restricted code reads ``_alive_.running`` at the start of every function body, lambda,
-``except`` handler and ``finally`` block (unless ``alive_checks=False``).
-
-Those are the places where snippet code can start running when nobody runs the
-snippet: the garbage collector closes a suspended generator or coroutine of the snippet
-(``GeneratorExit`` at its ``yield``/``await``, so its handlers run, and whatever its
-unwinding calls: ``__exit__`` of its ``with`` blocks, ``close()`` of an iterator it
-delegates to) on whatever thread runs the collection, possibly long after the
-execution ended. The thread runtime binds ``_alive_`` to a ``threading.local`` whose
-``running`` is set only in the execution's thread while its snippet code runs, so such
-code fails at its first line with ``AttributeError`` (every handler starts with the
-check, so none can swallow it). A C-level attribute read, ~50 ns per function call.
-Elsewhere ``running`` is always there. A worker process needs no check: it dies with
-its execution.
-
-Not covered (red-team R1, open): the items of a generator expression, and the steps of
-a generator after a ``yield``, when host code drives them through a builtin the snippet
-installed as a hook (``close`` of an iterator a generator delegates to, say). Checks
-there would cost every item and every ``yield``."""
-
-_GUARDED_BINOPS: dict[type[ast.operator], str] = {
-    ast.Pow: "_pow_",
-    ast.LShift: "_lshift_",
-    ast.Mult: "_mul_",
-    ast.Mod: "_mod_",
-}
-_GUARDED_AUGOPS: dict[type[ast.operator], str] = {
-    ast.Pow: "_ipow_",
-    ast.LShift: "_ilshift_",
-    ast.Mult: "_imul_",
-    ast.Mod: "_imod_",
-}
-_INPLACE: dict[type[ast.operator], str] = {
-    ast.Add: "iadd",
-    ast.Sub: "isub",
-    ast.Mult: "imul",
-    ast.MatMult: "imatmul",
-    ast.Div: "itruediv",
-    ast.FloorDiv: "ifloordiv",
-    ast.Mod: "imod",
-    ast.Pow: "ipow",
-    ast.LShift: "ilshift",
-    ast.RShift: "irshift",
-    ast.BitAnd: "iand",
-    ast.BitXor: "ixor",
-    ast.BitOr: "ior",
-}
-_SMALL_INT = 16
-_SMALL_SHIFT = 64
-_SMALL_WIDTH_DIGITS = 6
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
 
 
-def _name(id_: str) -> ast.Name:
-    return ast.Name(id=id_, ctx=ast.Load())
-
-
-_POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
-
-
-def copy_locations(new: Any, old: Any) -> None:
-    """Give ``new`` the position of ``old``, and the nodes below it that have none too.
-
-    RestrictedPython's ``copy_locations`` runs ``ast.fix_missing_locations`` over the
-    whole subtree of ``new``, which holds the original expression it wraps: wrapping
-    each level of ``x.a.a.a...`` walked everything below it again, quadratic in the
-    nesting (1 KB of attribute chains took 0.7 s, red-team R3). This stops at nodes that
-    have a position (the parser's, or ones positioned earlier), so it only visits the
-    nodes the transform just made.
-    """
-    position = tuple(getattr(old, name, None) for name in _POSITION)
-    for name, value in zip(_POSITION, position, strict=True):
-        setattr(new, name, value)
-    stack = [new]
-    while stack:
-        parent = stack.pop()
-        for child in ast.iter_child_nodes(parent):
-            if "lineno" in child._attributes:
-                if getattr(child, "lineno", None) is not None:
-                    continue  # positioned, and so is everything below it
-                for name, value in zip(_POSITION, position, strict=True):
-                    setattr(child, name, value)
-            stack.append(child)
-
-
-def _alive() -> ast.Attribute:
-    return ast.Attribute(value=_name(ALIVE_NAME), attr=ALIVE_ATTR, ctx=ast.Load())
-
-
-def _call(func: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=_name(func), args=list(args), keywords=[])
-
-
-def _const_number(node: ast.expr) -> int | float | complex | None:
-    """The value of a number literal (``-3`` included); ``None`` for anything else."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        node = node.operand
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, int | float | complex) and not isinstance(value, bool):
-            return value
-    return None
-
-
-class PtcTransformer(RestrictingNodeTransformer):
+class PtcTransformer(SizeGuardVisitors, PatternVisitors):
     """RestrictedPython's transformer with ptcbox's rules (see the module docstring).
 
     Args:
@@ -278,11 +181,11 @@ class PtcTransformer(RestrictingNodeTransformer):
             if attr in NATIVE_ATTRS:
                 return node
             guard = "_getattr_private_" if is_private(attr) else "_getattr_"
-            new: ast.expr = _call(guard, node.value, ast.Constant(attr))
+            new: ast.expr = global_call(guard, node.value, ast.Constant(attr))
             copy_locations(new, node)
             return new
         guard = "_write_private_" if is_private(attr) else "_write_"
-        wrapped = _call(guard, node.value)
+        wrapped = global_call(guard, node.value)
         copy_locations(wrapped, node.value)
         node.value = wrapped
         return node
@@ -322,9 +225,7 @@ class PtcTransformer(RestrictingNodeTransformer):
     ) -> None:
         """Insert ``_alive_.running`` at ``body[at]`` (see :data:`ALIVE_ATTR`)."""
         if self.alive_checks:
-            check = ast.Expr(value=_alive())
-            copy_locations(check, where)
-            body.insert(at, check)
+            body.insert(at, alive_check(where))
 
     def visit_alias(self, node: ast.alias) -> Any:
         self.numeric.kill((node.asname or node.name).split(".")[0])
@@ -394,120 +295,6 @@ class PtcTransformer(RestrictingNodeTransformer):
                 self.error(node, f'keyword argument "{kw.arg}" is not allowed')
         return super().visit_Call(node)
 
-    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
-        node = self.node_contents_visit(node)
-        spec = node.format_spec
-        if spec is None or not self.size_guards:
-            return node
-        static = isinstance(spec, ast.JoinedStr) and all(
-            isinstance(v, ast.Constant) and isinstance(v.value, str) for v in spec.values
-        )
-        if static:
-            text = "".join(v.value for v in spec.values)  # type: ignore[attr-defined]
-            digits = "".join(c if c.isdigit() else " " for c in text).split()
-            if all(len(d) <= _SMALL_WIDTH_DIGITS for d in digits):
-                return node
-        call = _call("_format_", node.value, spec, ast.Constant(node.conversion))
-        copy_locations(call, node)
-        new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
-        copy_locations(new, node)
-        return new
-
-    # -- arithmetic size guards -------------------------------------------------------
-
-    def _binop_is_safe(self, node: ast.BinOp) -> bool:
-        left, right = node.left, node.right
-        op = node.op
-        lnum, rnum = _const_number(left), _const_number(right)
-        if isinstance(op, ast.Mult):
-            if isinstance(lnum, float | complex) or isinstance(rnum, float | complex):
-                return True
-            if (type(lnum) is int and abs(lnum) <= _SMALL_INT) or (
-                type(rnum) is int and abs(rnum) <= _SMALL_INT
-            ):
-                return True
-            return self.numeric.is_numeric(left) and self.numeric.is_numeric(right)
-        if isinstance(op, ast.Pow):
-            if isinstance(rnum, float | complex) or isinstance(lnum, float | complex):
-                return True
-            return type(rnum) is int and abs(rnum) <= _SMALL_INT
-        if isinstance(op, ast.LShift):
-            return type(rnum) is int and rnum <= _SMALL_SHIFT
-        if isinstance(op, ast.Mod):
-            if lnum is not None or self.numeric.is_numeric(left):
-                return True
-            if isinstance(left, ast.Constant) and isinstance(left.value, str | bytes):
-                text = left.value if isinstance(left.value, str) else left.value.decode("latin-1")
-                if "*" in text:
-                    return False
-                digits = "".join(c if c.isdigit() else " " for c in text).split()
-                return all(len(d) <= _SMALL_WIDTH_DIGITS for d in digits)
-            return False
-        return True
-
-    def _guarded(self, op: ast.operator) -> bool:
-        return self.size_guards or isinstance(op, ast.Pow | ast.LShift)
-
-    def visit_BinOp(self, node: ast.BinOp) -> Any:
-        node = self.node_contents_visit(node)
-        guard = _GUARDED_BINOPS.get(type(node.op))
-        if guard is None or not self._guarded(node.op) or self._binop_is_safe(node):
-            return node
-        new = _call(guard, node.left, node.right)
-        copy_locations(new, node)
-        return new
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
-        target = node.target
-        op = node.op
-        guard = _GUARDED_AUGOPS.get(type(op)) if self._guarded(op) else None
-        # the left operand is the target's current value; only a Name can be known numeric
-        left_id = target.id if isinstance(target, ast.Name) else "_ptc_unknown_"
-        left = ast.Name(id=left_id, ctx=ast.Load())
-        probe = ast.BinOp(left=left, op=op, right=node.value)
-        if guard is not None and self._binop_is_safe(probe):
-            guard = None
-        numeric_result = self.numeric.is_numeric(probe)
-        node.value = self.visit(node.value)
-        if isinstance(target, ast.Name):
-            self.check_name(target, target.id)
-            self.numeric.note_augassign(target.id, numeric_result)
-            if guard is None:
-                return node
-            new = ast.Assign(
-                targets=[ast.Name(id=target.id, ctx=ast.Store())],
-                value=_call(guard, ast.Name(id=target.id, ctx=ast.Load()), node.value),
-            )
-            copy_locations(new, node)
-            return new
-        if isinstance(target, ast.Attribute):
-            attr = self._attr_name(target.attr)
-            self.check_attr(target, attr, store=True)
-            writer = "_write_private_" if is_private(attr) else "_write_"
-            written = _call(writer, self.visit(target.value))
-            copy_locations(written, target)
-            if guard is None and attr not in VALUE_CHECKED_ATTRS:
-                target.value = written
-                return node
-            # the read goes through the getattr guard: ``s.format += x`` would otherwise
-            # hand the real str.format to x.__radd__
-            how: ast.expr = _name(guard) if guard else ast.Constant(_INPLACE[type(op)])
-            expr = _call("_augattr_", written, ast.Constant(attr), how, node.value)
-            stmt = ast.Expr(value=expr)
-            copy_locations(stmt, node)
-            return stmt
-        if isinstance(target, ast.Subscript):
-            obj = self.visit(target.value)
-            key = self.visit(target.slice)
-            if guard is None:
-                target.value, target.slice = obj, key
-                return node
-            stmt = ast.Expr(value=_call("_augitem_", obj, key, _name(guard), node.value))
-            copy_locations(stmt, node)
-            return stmt
-        self.error(node, "unsupported augmented assignment target")  # pragma: no cover
-        return node
-
     # -- definitions ----------------------------------------------------------------------
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Any:
@@ -538,7 +325,7 @@ class PtcTransformer(RestrictingNodeTransformer):
         with self.numeric.scope(node):
             node = self.node_contents_visit(node)
         if self.alive_checks:  # `_alive_.running and body`: running is True
-            body = ast.BoolOp(op=ast.And(), values=[_alive(), node.body])
+            body = ast.BoolOp(op=ast.And(), values=[alive_read(), node.body])
             copy_locations(body, node.body)
             node.body = body
         return node
@@ -568,64 +355,6 @@ class PtcTransformer(RestrictingNodeTransformer):
         self.in_class_body = outer
         self.class_names.pop()
         return node
-
-    # -- match ------------------------------------------------------------------------
-
-    def visit_Match(self, node: ast.Match) -> Any:
-        # Positional class patterns read the attributes named by cls.__match_args__
-        # natively; check those names at run time, before the match statement.
-        classes = [
-            copy.deepcopy(sub.cls)
-            for case in node.cases
-            for sub in ast.walk(case.pattern)
-            if isinstance(sub, ast.MatchClass) and sub.patterns
-        ]
-        check: ast.stmt | None = None
-        if classes:
-            check = ast.Expr(value=_call("_match_args_", *[self.visit(c) for c in classes]))
-            copy_locations(check, node)
-        node.subject = self.visit(node.subject)
-        before = set(self.numeric.current) - self.numeric.bound(node)
-        for case in node.cases:
-            self.numeric.current = set(before)
-            self._check_pattern(case.pattern)
-            if case.guard is not None:
-                case.guard = self.visit(case.guard)
-            new_body: list[ast.stmt] = []
-            for stmt in case.body:
-                new = self.visit(stmt)
-                if new is None:
-                    continue
-                new_body.extend(new if isinstance(new, list) else [new])
-            case.body = new_body or [ast.Pass()]
-        self.numeric.current = before
-        return node if check is None else [check, node]
-
-    def _check_dotted(self, node: ast.expr) -> None:
-        """Pattern values/classes stay native dotted names; check each part."""
-        while isinstance(node, ast.Attribute):
-            self.check_attr(node, node.attr, store=False)
-            if is_private(node.attr) or node.attr in VALUE_CHECKED_ATTRS:
-                # a value pattern hands the value to the subject's __eq__
-                self.error(node, f'attribute "{node.attr}" is not allowed in a pattern')
-            node = node.value
-        if isinstance(node, ast.Name):
-            self.visit_Name(node)
-
-    def _check_pattern(self, pattern: ast.pattern) -> None:
-        for sub in ast.walk(pattern):
-            if isinstance(sub, ast.MatchAs | ast.MatchStar):
-                self.check_name(sub, sub.name)
-            elif isinstance(sub, ast.MatchMapping):
-                self.check_name(sub, sub.rest)
-            elif isinstance(sub, ast.MatchValue):
-                if isinstance(sub.value, ast.Attribute | ast.Name):
-                    self._check_dotted(sub.value)
-            elif isinstance(sub, ast.MatchClass):
-                self._check_dotted(sub.cls)
-                for attr in sub.kwd_attrs:
-                    if attr.startswith("_") or attr in NOT_NATIVE_ATTRS:
-                        self.error(sub, f'attribute "{attr}" is not allowed in a class pattern')
 
     # -- module -----------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes.thread._reaper import Reaper, wake_inner_loops
-from ptcbox.sandbox._transform import ALIVE_ATTR
+from ptcbox.sandbox._alive import ALIVE_ATTR
 
 __all__ = [
     "DONE",
@@ -143,7 +143,7 @@ class Control:
         self.saved_trace: Any = None
         self.stderr: Any = None
         self.alive = threading.local()
-        """The snippet's ``_alive_`` global (``ptcbox.sandbox._transform.ALIVE_ATTR``):
+        """The snippet's ``_alive_`` global (``ptcbox.sandbox._alive.ALIVE_ATTR``):
         ``running`` is set only in this execution's thread, in ``SNIPPET`` state."""
         self.alive_flags: dict[str, Any] = {}
         """``alive``'s attributes in the snippet's thread (set by :meth:`enter`)."""

@@ -31,7 +31,7 @@ from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
 from ptcbox.runtimes.thread._tools import Route, Run, current
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
-from ptcbox.sandbox._transform import ALIVE_ATTR, ALIVE_NAME
+from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 
 if TYPE_CHECKING:
     from ptcbox.runtimes.thread._session import ThreadSession
