@@ -11,6 +11,7 @@ Build the database with :func:`create_database`, hand :meth:`ExpenseTools.as_lis
 """
 
 from ptcbox._console import Output
+from ptcbox.demo._context import DemoContext, DemoSection
 from ptcbox.demo._data import (
     CATEGORIES,
     DEPARTMENTS,
@@ -22,7 +23,7 @@ from ptcbox.demo._data import (
     create_database,
     generate_data,
 )
-from ptcbox.demo._run import SECTIONS, DemoContext, DemoSection, run_demo
+from ptcbox.demo._run import SECTIONS, run_demo
 from ptcbox.demo._task import (
     GATHER_SNIPPET,
     SEQUENTIAL_SNIPPET,

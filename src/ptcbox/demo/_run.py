@@ -10,15 +10,12 @@ from __future__ import annotations
 import sqlite3
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ptcbox._console import Output, fmt_seconds
 from ptcbox._execute import DEFAULT_RUNTIME, aclose_runtime, make_runtime
 from ptcbox._toolset import resolve_tools
-from ptcbox.bench._demo import token_comparison_section
+from ptcbox.demo._context import DemoContext, DemoSection
 from ptcbox.demo._data import create_database
 from ptcbox.demo._task import (
     GATHER_SNIPPET,
@@ -27,35 +24,10 @@ from ptcbox.demo._task import (
     check_answer,
     expected_answer,
 )
+from ptcbox.demo._tokens import token_comparison_section
 from ptcbox.demo._tools import ExpenseTools
-from ptcbox.runtimes import CodeRuntime
 
-__all__ = ["SECTIONS", "DemoContext", "DemoSection", "run_demo"]
-
-
-@dataclass(frozen=True, slots=True)
-class DemoContext:
-    """What every demo section gets.
-
-    Attributes:
-        out: Where to print.
-        db_path: The demo database (deleted when the demo ends).
-        tools: The toolset over that database.
-        runtime: The open runtime to run snippets in (closed by the demo).
-        runtime_name: ``"thread"`` or ``"subprocess"``.
-        expected: :func:`~ptcbox.demo.expected_answer` for the database.
-    """
-
-    out: Output
-    db_path: Path
-    tools: ExpenseTools
-    runtime: CodeRuntime
-    runtime_name: str
-    expected: list[dict[str, Any]]
-
-
-DemoSection = Callable[[DemoContext], Awaitable[bool]]
-"""A demo step: prints its part and returns ``False`` when its answer is wrong."""
+__all__ = ["SECTIONS", "run_demo"]
 
 
 def snippet_section(title: str, snippet: str) -> DemoSection:

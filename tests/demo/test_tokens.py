@@ -1,4 +1,4 @@
-"""The demo's token-comparison section (``ptcbox.bench._demo``), on a real runtime."""
+"""The demo's token-comparison section (``ptcbox.demo._tokens``), on a real runtime."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 from ptcbox._console import Output
 from ptcbox._execute import aclose_runtime, make_runtime
-from ptcbox.bench._demo import demo_scenario, token_comparison_section
 from ptcbox.demo import DemoContext
 from ptcbox.demo._data import create_database
 from ptcbox.demo._task import expected_answer
+from ptcbox.demo._tokens import demo_scenario, token_comparison_section
 from ptcbox.demo._tools import ExpenseTools
 
 pytestmark = pytest.mark.anyio

@@ -8,17 +8,16 @@ tools and its runtime, and prints the token comparison.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ptcbox.bench._results import REFERENCE_POINTS, ScenarioComparison, TrajectoryRun
 from ptcbox.bench._runner import run_scenario
 from ptcbox.bench._scenario import Scenario, call, final, run_code, turn
+from ptcbox.demo._context import DemoContext
+from ptcbox.demo._task import SEQUENTIAL_SNIPPET, TASK
 from ptcbox.projections._stubs import count_tokens
-
-if TYPE_CHECKING:
-    from ptcbox.demo import DemoContext
 
 __all__ = ["demo_scenario", "token_comparison_section"]
 
@@ -39,8 +38,6 @@ def demo_scenario(tools: Any, expected: list[dict[str, Any]]) -> Scenario:
         engineer's travel expenses and budget in one parallel turn; whose PTC trajectory
         runs the demo's sequential snippet; both end with the same answer.
     """
-    from ptcbox.demo import SEQUENTIAL_SNIPPET, TASK  # noqa: PLC0415 - avoids an import cycle
-
     engineers = tools.list_team_members(department="Engineering")
     per_person = [
         call(name, employee_id=person["id"], quarter="Q3", category="travel")
