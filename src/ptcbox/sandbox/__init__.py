@@ -27,6 +27,10 @@ formatting ``f"{Decimal('1e999999999'):f}"``, sorting a huge list) runs to its e
 and memory in general is not bounded (``list(range(10 ** 10))``).
 Use ``SubprocessRuntime`` for untrusted code where that matters: it kills the process
 at the deadline and enforces ``max_memory_bytes``/``max_cpu_seconds`` with rlimits.
+
+This package is the language-level policy only; the kernel walls of the subprocess
+runtime (rlimits, seccomp, Landlock, the audit hook) are in
+:mod:`ptcbox.runtimes.subprocess.worker`, next to the only code that runs behind them.
 """
 
 from ptcbox.sandbox._builtins import EXCLUDED_BUILTINS

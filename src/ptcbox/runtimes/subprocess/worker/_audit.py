@@ -24,7 +24,7 @@ raises :class:`~ptcbox.errors.PolicyViolation` for:
 The design follows the audit-hook sandboxing pattern described in PEP 578 ("Python
 Runtime Audit Hooks"), used as defence in depth rather than as the only barrier: the
 kernel walls are Landlock (:mod:`ptcbox.runtimes.subprocess.worker._landlock`) and seccomp
-(:func:`ptcbox.runtimes.subprocess.worker._rlimits.forbid_process_creation`).
+(:func:`ptcbox.runtimes.subprocess.worker._seccomp.forbid_process_creation`).
 """
 
 from __future__ import annotations
