@@ -254,7 +254,7 @@ async def test_the_headline_the_demo_and_readme_quote_is_the_suites(
 ) -> None:
     report = await run_token_benchmark(runtime=runtime)
     assert report.all_correct
-    assert SUITE_HEADLINE == report.headline("ptc").sentence()
+    assert report.headline("ptc").sentence() == SUITE_HEADLINE
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     for mode in MODES[1:]:
         assert report.headline(mode).sentence() in readme
