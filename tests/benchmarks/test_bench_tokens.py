@@ -255,9 +255,13 @@ async def test_the_headline_the_demo_and_readme_quote_is_the_suites(
     report = await run_token_benchmark(runtime=runtime)
     assert report.all_correct
     assert report.headline("ptc").sentence() == SUITE_HEADLINE
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
     for mode in MODES[1:]:
         assert report.headline(mode).sentence() in readme
+    # benchmarks/results/tokens.md is this run's table (regenerate it when this fails).
+    table = (root / "benchmarks" / "results" / "tokens.md").read_text(encoding="utf-8")
+    assert render_markdown(report) == table and table in readme
 
 
 def test_ptcbox_bench_tokens_and_peers_are_cli_subcommands(
