@@ -20,6 +20,8 @@ __all__ = [
 ]
 
 Mode = Literal["classic", "ptc", "hybrid"]
+"""A trajectory kind: direct tool calls, ``run_code`` only, or both offered."""
+
 MODES: tuple[Mode, ...] = ("classic", "ptc", "hybrid")
 """The trajectory kinds, in table order."""
 
