@@ -262,6 +262,10 @@ async def test_the_headline_the_demo_and_readme_quote_is_the_suites(
     # benchmarks/results/tokens.md is this run's table (regenerate it when this fails).
     table = (root / "benchmarks" / "results" / "tokens.md").read_text(encoding="utf-8")
     assert render_markdown(report) == table and table in readme
+    strict = await run_token_benchmark(runtime=runtime, strict=True)
+    assert strict.all_correct
+    for mode in MODES[1:]:
+        assert f"- {strict.headline(mode).sentence()}." in readme
 
 
 def test_ptcbox_bench_tokens_and_peers_are_cli_subcommands(
