@@ -5,10 +5,11 @@ Sonnet 4 and 3.7): input $3 and output $15 per million tokens; with prompt cachi
 5-minute cache write costs 1.25x the input price and a cache read 0.1x; the shortest
 cacheable prompt on Sonnet is 1,024 tokens. Source: Anthropic, "Prompt caching",
 https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing, and
-https://www.anthropic.com/pricing (checked 2026-12). OpenAI prices cached input at
-0.25x-0.5x of input depending on the model with no write surcharge, so our cached costs
-are a lower bound for the classic side there: Anthropic's 0.1x read helps classic (long,
-re-sent histories) the most.
+https://www.anthropic.com/pricing. OpenAI prices cached input at 0.25x-0.5x of input
+depending on the model, with no write surcharge; this module prices only Anthropic's
+model. Caching helps whatever re-sends a long history over many turns (classic, mostly)
+and costs extra where a large result is read only once, by the final request (the
+1.25x write is paid, the 0.1x read never comes).
 
 The caching model is the usual agent setup: every request puts a cache breakpoint at the
 end of its history, so each request reads the previous request's whole prompt from the
