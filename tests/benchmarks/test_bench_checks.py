@@ -47,6 +47,8 @@ def test_figures_are_free_standing_numbers_not_ids_dates_or_times() -> None:
 def test_a_figure_is_backed_at_its_own_precision() -> None:
     assert unbacked_figures("53.5% and 12 and 6,210.00", ["53.46", "12.0", "6210.0"]) == []
     assert unbacked_figures("53.4% and 13", ["53.46", "12.0"]) == ["53.4", "13"]
+    # Small whole numbers are counts a model reads off a list; 10.5 or 11 are figures.
+    assert unbacked_figures("all 4 regions, 10 files, 10.5 or 11", []) == ["10.5", "11"]
 
 
 async def test_a_classic_run_with_zero_tool_calls_is_not_correct(runtime: CodeRuntime) -> None:

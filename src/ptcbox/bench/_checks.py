@@ -15,6 +15,8 @@ run, never from the scripted answer text:
 
 A number is a free-standing figure: ``6,210.00``, ``53.5%``, ``-55%``, ``14400``; digits
 inside identifiers (``INV-2025-302``, ``DOC-201``, ``e101``), dates and times are not.
+Whole numbers up to 10 need no backing: they are the counts a model reads off a short
+list it was shown ("three members", "all 4 regions"), not figures it could make up.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ Via = Literal["direct", "code"]
 
 _FIGURE = re.compile(r"(?<![\w.\-/])(?<!\d:)[-+]?(\d+(?:\.\d+)?)(?![\w\-/:]|\.\d)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_COUNTABLE = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,8 @@ def unbacked_figures(answer: str, evidence: Iterable[str]) -> list[str]:
     """The figures of ``answer`` that no figure of ``evidence`` backs.
 
     A figure is backed by an evidence number that rounds to it at the figure's own
-    precision (``53.5`` is backed by ``53.46``; ``6210`` by ``6210.0``).
+    precision (``53.5`` is backed by ``53.46``; ``6210`` by ``6210.0``); whole numbers
+    up to 10 are counts and need no backing.
 
     Args:
         answer: The final answer.
@@ -164,7 +168,12 @@ def unbacked_figures(answer: str, evidence: Iterable[str]) -> list[str]:
         The unbacked figures, in answer order.
     """
     values = {Decimal(number) for text in evidence for number in figures(text)}
-    return [f for f in figures(answer) if not any(_backs(value, f) for value in values)]
+    return [
+        f
+        for f in figures(answer)
+        if not ("." not in f and int(f) <= _COUNTABLE)
+        and not any(_backs(value, f) for value in values)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
