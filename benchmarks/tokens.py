@@ -1,4 +1,4 @@
-"""Token cost of classic tool calling vs ``run_code`` over the scenario suite.
+"""Token cost of classic tool calling vs ``run_code`` vs hybrid over the scenario suite.
 
 A thin entry point: the suite and the runner live in :mod:`ptcbox.bench` so that
 ``ptcbox bench tokens`` works from an installed package too.
@@ -8,6 +8,7 @@ Run::
     python benchmarks/tokens.py                  # or: ptcbox bench tokens
     python benchmarks/tokens.py --json           # machine-readable
     python benchmarks/tokens.py --scenario budget_overruns --runtime thread
+    python benchmarks/tokens.py --strict         # every run_code trajectory explores first
     python benchmarks/tokens.py --base-url URL --model NAME   # a real model ($OPENAI_API_KEY)
 """
 

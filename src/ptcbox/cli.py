@@ -67,7 +67,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         benchmark_file("latency"),
     ),
     "tokens": (
-        "token cost of classic tool calling vs run_code over the scenario suite",
+        "token cost of classic tool calling vs run_code vs hybrid over the scenario suite",
         lambda: importlib.import_module("ptcbox.bench").main,  # ships in the package
     ),
     "peers": (

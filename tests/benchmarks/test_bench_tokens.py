@@ -1,8 +1,9 @@
-"""The token runner: both trajectories through the real agent loop and a real runtime.
+"""The token runner: every trajectory through the real agent loop and a real runtime.
 
-Covers ``ptcbox.bench._runner`` and ``ptcbox.bench._tokens_cli``: token counts taken on
-the requests as sent, answers checked (and wrong ones caught), the real-model path over
-the openai SDK against a local scripted server, the JSON/Markdown/chart outputs.
+Covers ``ptcbox.bench._runner``, ``ptcbox.bench._toolsets`` and
+``ptcbox.bench._tokens_cli``: what each kind is offered, token counts taken on the
+requests as sent, ``--strict``, the real-model path over the openai SDK against a local
+scripted server, the JSON/Markdown/chart outputs and the headline the demo quotes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from ptcbox._execute import aclose_runtime, make_runtime
 from ptcbox.agent_glue import ScriptedOpenAIServer, ScriptedProvider, count_request_tokens
 from ptcbox.bench import (
+    MODES,
     SCENARIOS,
     SYSTEM_PROMPT,
     get_scenario,
@@ -26,8 +28,11 @@ from ptcbox.bench import (
     run_token_benchmark,
     run_trajectory,
 )
+from ptcbox.bench._checks import CallLog
 from ptcbox.bench._runner import RecordingProvider, script_for
-from ptcbox.bench._scenario import final, run_code, turn
+from ptcbox.bench._scenario import RUN_CODE, run_code, turn
+from ptcbox.bench._toolsets import build_toolset, definition_tokens, trajectory_for
+from ptcbox.demo._tokens import SUITE_HEADLINE
 from ptcbox.runtimes import CodeRuntime
 
 pytestmark = pytest.mark.anyio
@@ -47,25 +52,58 @@ async def runtime() -> AsyncIterator[CodeRuntime]:
         await aclose_runtime(code_runtime)
 
 
-async def test_both_trajectories_answer_correctly_and_ptc_costs_fewer_tokens(
+async def test_all_three_kinds_answer_correctly_with_their_own_costs(
     runtime: CodeRuntime,
 ) -> None:
     scenario = get_scenario("budget_overruns")
     comparison = await run_scenario(scenario, runtime)
-    classic, ptc = comparison.classic, comparison.ptc
-    assert classic.correct and ptc.correct, (classic.error, ptc.error, ptc.answer)
-    assert (classic.turns, classic.tool_calls, classic.code_tool_calls) == (4, 14, 0)
-    # One run_code call; the snippet made the 8 + 1 + 5 tool calls itself.
+    classic, ptc, hybrid = comparison.classic, comparison.ptc, comparison.hybrid
+    for run in (classic, ptc, hybrid):
+        assert run.correct, (run.mode, run.problem)
+    # Team, then 8 expense reports and 8 budgets in one parallel turn, then the answer.
+    assert (classic.turns, classic.tool_calls, classic.code_tool_calls) == (3, 17, 0)
+    # One run_code call; the snippet made the 1 + 8 + 5 tool calls itself.
     assert (ptc.turns, ptc.tool_calls, ptc.code_tool_calls) == (2, 1, 14)
+    assert (hybrid.turns, hybrid.tool_calls, hybrid.code_tool_calls) == (2, 1, 14)
     assert ptc.total_tokens < classic.total_tokens / 5
-    assert comparison.saving_percent > 80
+    assert ptc.total_tokens < hybrid.total_tokens  # hybrid carries both tool sets
+    assert classic.peak_context == max(classic.request_inputs) > 10 * ptc.peak_context
+    assert classic.cost(cached=False) > ptc.cost(cached=False) > 0
     assert classic.api_input_tokens is None  # scripted: no API usage to report
+
+
+async def test_each_kind_is_offered_its_tools_and_classic_sees_the_returns_docs(
+    runtime: CodeRuntime,
+) -> None:
+    scenario = get_scenario("order_status")
+    offered = {}
+    for mode in ("classic", "ptc", "hybrid"):
+        toolset = build_toolset(scenario, mode, runtime, CallLog(scenario.tools))
+        offered[mode] = {d.name: d.description for d in toolset.definitions()}
+    names = list(scenario.tool_names())
+    assert list(offered["classic"]) == names and list(offered["ptc"]) == [RUN_CODE]
+    assert list(offered["hybrid"]) == [*names, RUN_CODE]
+    returns = "``estimated_delivery`` (``YYYY-MM-DD``)"
+    assert returns in offered["classic"]["get_order"] and returns in offered["ptc"][RUN_CODE]
+    assert "Returns:" in offered["classic"]["get_ticket"]
+    # Hybrid names the tools in run_code by signature; their docs are in the direct ones.
+    assert "def get_order(order_id: str) -> dict[str, Any]: ..." in offered["hybrid"][RUN_CODE]
+    assert returns not in offered["hybrid"][RUN_CODE]
+    sizes = {
+        mode: definition_tokens(build_toolset(scenario, mode, runtime, CallLog(scenario.tools)))
+        for mode in ("classic", "ptc", "hybrid")
+    }
+    assert sizes["hybrid"] > sizes["ptc"] > sizes["classic"] > 300
 
 
 async def test_input_tokens_are_counted_on_every_request_as_sent(runtime: CodeRuntime) -> None:
     scenario = get_scenario("cheapest_itinerary")
-    for mode, offered in (("classic", ["search_flights"]), ("ptc", ["run_code"])):
-        turns = scenario.classic if mode == "classic" else scenario.ptc
+    for mode, offered in (
+        ("classic", ["search_flights"]),
+        ("ptc", ["run_code"]),
+        ("hybrid", ["search_flights", "run_code"]),
+    ):
+        turns = scenario.trajectory(mode)
         recorder = RecordingProvider(ScriptedProvider(script_for(turns)))
         run = await run_trajectory(scenario, mode, runtime, provider=recorder)
         requests = recorder.requests
@@ -75,6 +113,11 @@ async def test_input_tokens_are_counted_on_every_request_as_sent(runtime: CodeRu
         assert run.input_tokens == sum(
             count_request_tokens(r.system_prompt, r.tools, r.messages) for r in requests
         )
+        assert run.request_inputs == tuple(
+            count_request_tokens(r.system_prompt, r.tools, r.messages) for r in requests
+        )
+        if mode == "hybrid":
+            continue
         # Each request re-sends the whole history: the last one holds every tool result.
         last = requests[-1].messages
         assert len(last) == 1 + 2 * (len(turns) - 1) + run.tool_calls - (len(turns) - 1)
@@ -86,24 +129,22 @@ async def test_input_tokens_are_counted_on_every_request_as_sent(runtime: CodeRu
             assert sum(len(m.content) for m in last if m.role == "tool") > 10_000
 
 
-async def test_a_wrong_snippet_is_caught_even_when_the_final_text_is_right(
+async def test_strict_mode_explores_first_unless_the_trajectory_already_does(
     runtime: CodeRuntime,
 ) -> None:
-    scenario = get_scenario("budget_overruns")
-    lazy = run_code('print("Alice Moreau, Dana Okafor, Fatima Haddad")')  # did no work
-    broken = dataclasses.replace(scenario, ptc=(turn(lazy), scenario.ptc[-1]))
-    run = await run_trajectory(broken, "ptc", runtime)
-    assert run.error is None and scenario.check(run.answer)
-    assert not run.correct
-
-
-async def test_a_wrong_final_answer_is_not_counted_correct(runtime: CodeRuntime) -> None:
-    scenario = get_scenario("top_margin")
-    wrong = dataclasses.replace(
-        scenario, classic=(*scenario.classic[:-1], final("AUD-1070 has the best margin."))
-    )
-    run = await run_trajectory(wrong, "classic", runtime)
-    assert run.error is None and not run.correct
+    plain = get_scenario("top_margin")
+    strict = trajectory_for(plain, "ptc", strict=True)
+    assert len(strict) == len(plain.ptc) + 1
+    sample = strict[0].tool_calls[0].arguments["code"]
+    assert "list_products(category_id='c-audio')" in sample and "[:400]" in sample
+    explored = get_scenario("fx_invoices")
+    assert explored.explores and trajectory_for(explored, "ptc", strict=True) == explored.ptc
+    direct = get_scenario("order_status")  # hybrid never calls run_code: nothing to explore
+    assert trajectory_for(direct, "hybrid", strict=True) == direct.hybrid
+    assert trajectory_for(plain, "classic", strict=True) == plain.classic
+    run = await run_trajectory(plain, "ptc", runtime, strict=True)
+    assert run.correct and run.turns == 3
+    assert run.total_tokens > (await run_trajectory(plain, "ptc", runtime)).total_tokens
 
 
 async def test_a_snippet_that_fails_is_reported_through_the_loop(runtime: CodeRuntime) -> None:
@@ -112,6 +153,7 @@ async def test_a_snippet_that_fails_is_reported_through_the_loop(runtime: CodeRu
     broken = dataclasses.replace(scenario, ptc=(turn(failing), scenario.ptc[-1]))
     run = await run_trajectory(broken, "ptc", runtime)
     assert run.tool_errors == 1 and not run.correct
+    assert run.problem is not None and run.problem.startswith("coverage:")
 
 
 async def test_a_model_that_never_answers_is_an_error_not_a_hang(runtime: CodeRuntime) -> None:
@@ -122,17 +164,20 @@ async def test_a_model_that_never_answers_is_an_error_not_a_hang(runtime: CodeRu
 
 
 async def test_report_totals_and_markdown(runtime: CodeRuntime) -> None:
-    scenarios = [get_scenario("doc_search"), get_scenario("fx_invoices")]
+    scenarios = [get_scenario("doc_search"), get_scenario("order_status")]
     report = await run_token_benchmark(scenarios, runtime=runtime)
     assert report.all_correct
     totals = report.totals("classic")
     assert totals["total_tokens"] == sum(c.classic.total_tokens for c in report.comparisons)
     data = json.loads(json.dumps(report.to_dict()))
-    assert data["saving_percent"] == round(report.saving_percent, 1) > 50
-    assert [s["scenario"] for s in data["scenarios"]] == ["doc_search", "fx_invoices"]
+    assert [s["scenario"] for s in data["scenarios"]] == ["doc_search", "order_status"]
+    assert data["scenarios"][1]["ptc_saving_percent"] < 0  # a single lookup costs more
+    assert data["headline"]["ptc"]["n"] == 2
     assert "37% fewer tokens" in data["reference_points"][0]["result"]
     markdown = render_markdown(report)
     assert "| **total** |" in markdown and "Document search and summarise" in markdown
+    assert "median" in markdown and "range" in markdown
+    assert "0.1x" in markdown and "docs.anthropic.com" in markdown
 
 
 def test_cli_json_chart_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,6 +189,7 @@ def test_cli_json_chart_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert data["all_correct"] and data["chart_path"] == str(chart)
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and chart.stat().st_size > 10_000
     assert "Top products by margin" in table.read_text()
+    assert set(data["scenarios"][0]) >= {"classic", "ptc", "hybrid"}
 
 
 def test_cli_table_prints_totals_saving_and_reference_points(
@@ -151,8 +197,13 @@ def test_cli_table_prints_totals_saving_and_reference_points(
 ) -> None:
     assert main(["--scenario", "churn_signals", "--runtime", "thread", "--no-chart"]) == 0
     out = capsys.readouterr().out
-    assert "churn_signals" in out and "run_code saves" in out
+    assert "churn_signals" in out and "hybrid" in out
+    assert "run_code (PTC): median" in out and "n=1" in out and "pooled" in out
     assert "150,000 -> 2,000 tokens (98.7% saved)" in out
+    assert main(["--scenario", "churn_signals", "--runtime", "thread", "--no-chart",
+                 "--strict", "--json"]) == 0  # fmt: skip
+    strict = json.loads(capsys.readouterr().out)
+    assert strict["strict"] and strict["scenarios"][0]["ptc"]["turns"] == 3
 
 
 def test_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,7 +219,7 @@ def test_real_model_mode_reports_the_apis_usage_beside_ours(
 ) -> None:
     """--base-url/--model over the openai SDK, against a local scripted server."""
     scenario = get_scenario("top_margin")
-    script = script_for(scenario.classic) + script_for(scenario.ptc)
+    script = [turn for mode in MODES for turn in script_for(scenario.trajectory(mode))]
     with ScriptedOpenAIServer(script) as server:
         code = main(
             ["--base-url", server.base_url, "--model", "remote-model", "--api-key", "test",
@@ -178,7 +229,7 @@ def test_real_model_mode_reports_the_apis_usage_beside_ours(
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["model"] == "remote-model" and sent == len(script)
-    for mode in ("classic", "ptc"):
+    for mode in MODES:
         run = data["scenarios"][0][mode]
         assert run["correct"], run
         # The server counts the request body it received; we count what we sent.
@@ -186,15 +237,35 @@ def test_real_model_mode_reports_the_apis_usage_beside_ours(
         assert run["api_output_tokens"] == run["output_tokens"]
 
 
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
-async def test_every_scenario_answers_correctly_both_ways_in_the_sandbox(
-    runtime: CodeRuntime, name: str
+async def test_every_scenario_answers_correctly_all_three_ways_in_the_sandbox(
+    runtime: CodeRuntime, name: str, strict: bool
 ) -> None:
-    """The PTC snippets run under the default sandbox policy and find the answer."""
-    comparison = await run_scenario(get_scenario(name), runtime)
-    for run in (comparison.classic, comparison.ptc):
-        assert run.correct, (run.mode, run.error, run.answer)
-    assert comparison.ptc.total_tokens < comparison.classic.total_tokens
+    """The snippets run under the default sandbox policy; every answer passes the checks."""
+    comparison = await run_scenario(get_scenario(name), runtime, strict=strict)
+    for mode in MODES:
+        run = comparison.run(mode)
+        assert run.correct, (run.mode, run.problem, run.answer)
+
+
+async def test_the_headline_the_demo_and_readme_quote_is_the_suites(
+    runtime: CodeRuntime,
+) -> None:
+    report = await run_token_benchmark(runtime=runtime)
+    assert report.all_correct
+    assert report.headline("ptc").sentence() == SUITE_HEADLINE
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    for mode in MODES[1:]:
+        assert report.headline(mode).sentence() in readme
+    # benchmarks/results/tokens.md is this run's table (regenerate it when this fails).
+    table = (root / "benchmarks" / "results" / "tokens.md").read_text(encoding="utf-8")
+    assert render_markdown(report) == table and table in readme
+    strict = await run_token_benchmark(runtime=runtime, strict=True)
+    assert strict.all_correct
+    for mode in MODES[1:]:
+        assert f"- {strict.headline(mode).sentence()}." in readme
 
 
 def test_ptcbox_bench_tokens_and_peers_are_cli_subcommands(

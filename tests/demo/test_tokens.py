@@ -10,10 +10,11 @@ import pytest
 
 from ptcbox._console import Output
 from ptcbox._execute import aclose_runtime, make_runtime
+from ptcbox.bench import live_fetch
 from ptcbox.demo import DemoContext
 from ptcbox.demo._data import create_database
 from ptcbox.demo._task import expected_answer
-from ptcbox.demo._tokens import demo_scenario, token_comparison_section
+from ptcbox.demo._tokens import SUITE_HEADLINE, demo_scenario, token_comparison_section
 from ptcbox.demo._tools import ExpenseTools
 
 pytestmark = pytest.mark.anyio
@@ -51,9 +52,10 @@ async def test_the_section_runs_the_task_both_ways_and_prints_the_saving(
     ctx, sink = context
     assert await token_comparison_section(ctx)
     text = sink.getvalue()
-    assert "token cost: classic tool calling vs run_code" in text
-    assert text.count("answer OK") == 2
+    assert "token cost: classic tool calling vs run_code vs hybrid" in text
+    assert text.count("answer OK") == 3
     assert "fewer tokens for the same answer" in text
+    assert f"across the benchmark suite (ptcbox bench tokens): {SUITE_HEADLINE}" in text
     assert "98.7% saved" in text
 
 
@@ -72,5 +74,6 @@ def test_the_demo_scenario_is_checked_against_sql(tmp_path: Path) -> None:
     expected = expected_answer(db)
     scenario = demo_scenario(ExpenseTools(db), expected)
     assert expected and scenario.reference() == expected
+    assert scenario.solve(live_fetch(scenario.tools)) == expected
     assert scenario.check(scenario.classic[-1].text)
     assert not scenario.check(scenario.classic[-1].text.replace(expected[0]["name"], "x"))

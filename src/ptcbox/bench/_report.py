@@ -1,15 +1,18 @@
-"""Rendering a :class:`TokenReport`: a rich table, a Markdown table, and a PNG chart."""
+"""Rendering a :class:`TokenReport`: a rich table and Markdown tables with the headline."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import statistics
 
 from rich.console import Console
 from rich.table import Table
 
-from ptcbox.bench._results import REFERENCE_POINTS, TokenReport, TrajectoryRun
+from ptcbox.bench._pricing import SONNET
+from ptcbox.bench._results import MODES, REFERENCE_POINTS, Mode, TokenReport, TrajectoryRun
 
-__all__ = ["print_report", "render_markdown", "write_chart"]
+__all__ = ["headline_lines", "pricing_note", "print_report", "render_markdown"]
+
+_LABEL = {"classic": "classic", "ptc": "PTC", "hybrid": "hybrid"}
 
 
 def _mark(run: TrajectoryRun) -> str:
@@ -18,35 +21,42 @@ def _mark(run: TrajectoryRun) -> str:
     return "yes" if run.correct else "NO"
 
 
-def _row(run: TrajectoryRun, api: bool) -> list[str]:
+def _calls(run: TrajectoryRun) -> str:
     calls = str(run.tool_calls)
-    if run.code_tool_calls:
-        calls += f" (+{run.code_tool_calls} in code)"
-    row = [
-        run.mode,
-        str(run.turns),
-        calls,
-        f"{run.input_tokens:,}",
-        f"{run.output_tokens:,}",
-        f"{run.total_tokens:,}",
-        f"{run.wall_time_s:.3f}",
-        _mark(run),
-    ]
-    if api:
-        row.append(
-            "-"
-            if run.api_input_tokens is None
-            else f"{run.api_input_tokens:,} / {run.api_output_tokens or 0:,}"
-        )
-    return row
+    return calls + (f" (+{run.code_tool_calls} in code)" if run.code_tool_calls else "")
 
 
-_HEADERS = ["scenario", "mode", "turns", "tool calls", "input", "output", "total", "wall s",
-            "correct"]  # fmt: skip
+def pricing_note() -> str:
+    """One sentence naming the prices and caching multipliers used for costs."""
+    return (
+        f"Costs at {SONNET.name} list prices (${SONNET.input_per_mtok:g} / "
+        f"${SONNET.output_per_mtok:g} per million input / output tokens); cached: every "
+        f"request reads the previous prompt from the cache at {SONNET.cache_read:g}x and "
+        f"writes the rest at {SONNET.cache_write:g}x the input price (prompts under "
+        f"{SONNET.min_cacheable:,} tokens are not cached); source: {SONNET.source}."
+    )
+
+
+def headline_lines(report: TokenReport) -> list[str]:
+    """The headline, one line per kind: median with range and n, pooled totals."""
+    return [report.headline(mode).sentence() + "." for mode in MODES[1:]]
+
+
+def _definitions_note(report: TokenReport) -> str:
+    medians = {
+        mode: statistics.median(c.run(mode).definition_tokens for c in report.comparisons)
+        for mode in MODES
+    }
+    parts = [f"{_LABEL[mode]} {medians[mode]:,.0f}" for mode in MODES]
+    return (
+        "Tool definitions sent with every request (median over scenarios, tokens): "
+        + ", ".join(parts)
+        + "; hybrid carries both sets."
+    )
 
 
 def print_report(report: TokenReport, console: Console | None = None) -> None:
-    """Print the per-scenario table, the totals with the saving, and reference points.
+    """Print the per-scenario table, the headline, the totals and reference points.
 
     Args:
         report: The results.
@@ -54,41 +64,59 @@ def print_report(report: TokenReport, console: Console | None = None) -> None:
     """
     console = console or Console()
     api = any(c.classic.api_input_tokens is not None for c in report.comparisons)
+    strict = ", strict: every run_code trajectory explores first" if report.strict else ""
     table = Table(
-        title=f"Tokens per task, classic tool calling vs run_code (model: {report.model}; "
-        f"snippets on {report.runtime}; {report.encoding} tokens)",
+        title=f"Tokens and cost per task: classic tool calls vs run_code vs hybrid (model: "
+        f"{report.model}; snippets on {report.runtime}; {report.encoding} tokens{strict})",
         title_justify="left",
     )
-    headers = [*_HEADERS, "saving"] + (["API usage in / out"] if api else [])
+    headers = ["scenario", "kind", "turns", "tool calls", "tokens in / out", "total", "peak",
+               "$ (cached)", "saving", "correct"]  # fmt: skip
+    if api:
+        headers.append("API usage in / out")
     for header in headers:
         table.add_column(
             header,
-            justify="left" if header in ("scenario", "mode") else "right",
+            justify="left" if header in ("scenario", "kind") else "right",
             no_wrap=header in ("scenario", "tool calls"),
         )
     for c in report.comparisons:
-        table.add_row(c.scenario, *_row(c.classic, api)[:8], "", *_row(c.classic, api)[8:])
-        table.add_row(
-            "",
-            *_row(c.ptc, api)[:8],
-            f"{c.saving_percent:.1f}%",
-            *_row(c.ptc, api)[8:],
-            end_section=True,
-        )
+        for mode in MODES:
+            run = c.run(mode)
+            row = [
+                {"classic": c.scenario, "ptc": f"({c.shape})"}.get(mode, ""),
+                _LABEL[mode],
+                str(run.turns),
+                _calls(run),
+                f"{run.input_tokens:,} / {run.output_tokens:,}",
+                f"{run.total_tokens:,}",
+                f"{run.peak_context:,}",
+                f"{run.cost(cached=False):.4f} ({run.cost(cached=True):.4f})",
+                "" if mode == "classic" else f"{c.saving(mode):.1f}%",
+                _mark(run) if run.correct or not run.problem else f"NO: {run.problem}",
+            ]
+            if api:
+                row.append(
+                    "-"
+                    if run.api_input_tokens is None
+                    else f"{run.api_input_tokens:,} / {run.api_output_tokens or 0:,}"
+                )
+            table.add_row(*row, end_section=mode == "hybrid")
     console.print(table)
-    classic, ptc = report.totals("classic"), report.totals("ptc")
     n = len(report.comparisons)
-    console.print(
-        f"[bold]Totals[/] over {n} scenarios: classic {classic['total_tokens']:,} tokens "
-        f"({classic['input_tokens']:,} in / {classic['output_tokens']:,} out, "
-        f"{classic['turns']} turns, {classic['correct']}/{n} correct); "
-        f"run_code {ptc['total_tokens']:,} tokens ({ptc['input_tokens']:,} in / "
-        f"{ptc['output_tokens']:,} out, {ptc['turns']} turns, {ptc['correct']}/{n} correct)"
-    )
-    console.print(
-        f"[bold green]run_code saves {report.saving_percent:.1f}% of tokens[/] over the suite "
-        f"(median per scenario: {report.median_saving_percent:.1f}%)"
-    )
+    for mode in MODES:
+        t = report.totals(mode)
+        console.print(
+            f"[bold]{_LABEL[mode]}[/] over {n} scenarios: {t['total_tokens']:,} tokens "
+            f"({t['input_tokens']:,} in / {t['output_tokens']:,} out), {t['turns']} turns, "
+            f"${t['cost_usd']:.4f} (${t['cached_cost_usd']:.4f} cached), "
+            f"{t['correct']}/{n} correct"
+        )
+    if report.comparisons:
+        for line in headline_lines(report):
+            console.print(f"[bold green]{line}[/]")
+        console.print(_definitions_note(report))
+    console.print(pricing_note())
     console.print("Reference points (published):")
     for source, result in REFERENCE_POINTS:
         console.print(f"  - {source}: {result}")
@@ -96,8 +124,13 @@ def print_report(report: TokenReport, console: Console | None = None) -> None:
         console.print(f"Chart: {report.chart_path}")
 
 
+def _cell(report: TokenReport, mode: Mode, index: int) -> str:
+    run = report.comparisons[index].run(mode)
+    return f"{run.total_tokens:,} ({run.turns}, {run.peak_context:,})"
+
+
 def render_markdown(report: TokenReport) -> str:
-    """Return the results as a Markdown table plus a totals line (for the README).
+    """Return the results as Markdown: the headline, a token table, a cost table.
 
     Args:
         report: The results.
@@ -105,113 +138,61 @@ def render_markdown(report: TokenReport) -> str:
     Returns:
         Markdown text.
     """
-    lines = [
-        "| scenario | classic turns | classic tokens (in / out) | PTC turns "
-        "| PTC tokens (in / out) | saving | correct (classic / PTC) |",
-        "|---|---:|---:|---:|---:|---:|:---:|",
+    lines = [f"- {line}" for line in headline_lines(report)] if report.comparisons else []
+    if report.strict:
+        lines.append("- Strict mode: every trajectory that uses run_code explores first.")
+    lines += [
+        "",
+        "| scenario | shape | classic tokens (turns, peak) | PTC tokens (turns, peak) "
+        "| PTC saving | hybrid tokens (turns, peak) | hybrid saving | correct (c / p / h) |",
+        "|---|---|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for i, c in enumerate(report.comparisons):
+        marks = " / ".join(_mark(c.run(mode)) for mode in MODES)
+        lines.append(
+            f"| {c.title} | {c.shape} | {_cell(report, 'classic', i)} "
+            f"| {_cell(report, 'ptc', i)} | {c.saving('ptc'):.1f}% "
+            f"| {_cell(report, 'hybrid', i)} | {c.saving('hybrid'):.1f}% | {marks} |"
+        )
+    totals = {mode: report.totals(mode) for mode in MODES}
+    n = len(report.comparisons)
+    correct = " / ".join(f"{totals[mode]['correct']}/{n}" for mode in MODES)
+    lines.append(
+        f"| **total** | | **{totals['classic']['total_tokens']:,}** "
+        f"| **{totals['ptc']['total_tokens']:,}** | {report.saving_percent:.1f}% "
+        f"| **{totals['hybrid']['total_tokens']:,}** "
+        f"| {report.headline('hybrid').pooled if n else 0.0:.1f}% "
+        f"| {correct} |"
+    )
+    lines += [
+        "",
+        "| scenario | classic $ (cached) | PTC $ (cached) | hybrid $ (cached) "
+        "| PTC cost saving (cached) | hybrid cost saving (cached) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for c in report.comparisons:
-        lines.append(
-            f"| {c.title} | {c.classic.turns} | {c.classic.total_tokens:,} "
-            f"({c.classic.input_tokens:,} / {c.classic.output_tokens:,}) | {c.ptc.turns} "
-            f"| {c.ptc.total_tokens:,} ({c.ptc.input_tokens:,} / {c.ptc.output_tokens:,}) "
-            f"| {c.saving_percent:.1f}% | {_mark(c.classic)} / {_mark(c.ptc)} |"
+        cells = [
+            f"{c.run(m).cost(cached=False):.4f} ({c.run(m).cost(cached=True):.4f})" for m in MODES
+        ]
+        savings = [
+            f"{c.cost_saving(m, cached=False):.1f}% ({c.cost_saving(m, cached=True):.1f}%)"
+            for m in MODES[1:]
+        ]
+        lines.append(f"| {c.title} | {' | '.join(cells)} | {' | '.join(savings)} |")
+    lines.append(
+        "| **total** | "
+        + " | ".join(
+            f"{totals[m]['cost_usd']:.4f} ({totals[m]['cached_cost_usd']:.4f})" for m in MODES
         )
-    classic, ptc = report.totals("classic"), report.totals("ptc")
-    n = len(report.comparisons)
-    lines.append(
-        f"| **total** | {classic['turns']} | **{classic['total_tokens']:,}** | {ptc['turns']} "
-        f"| **{ptc['total_tokens']:,}** | **{report.saving_percent:.1f}%** "
-        f"| {classic['correct']}/{n} / {ptc['correct']}/{n} |"
+        + " | | |"
     )
-    lines.append(
-        f"\nMedian saving per scenario: {report.median_saving_percent:.1f}%. "
-        "Tokens: o200k_base, every request counted as sent (system prompt, tool "
-        "definitions, history); output = text, tool names and arguments the model wrote."
-    )
+    lines += ["", "Tokens: o200k_base, every request counted as sent (system prompt, tool "
+              "definitions, history); output = text, tool names and arguments the model "
+              "wrote; peak = the largest single request. A run is correct only if the calls "
+              "it made cover the data the answer needs, the answer states the right result, "
+              "and every figure it states was in the run's own tool results or printed "
+              "output (classic: or worked out from raw results it read)."]  # fmt: skip
+    if report.comparisons:
+        lines.append(_definitions_note(report))
+    lines.append(pricing_note())
     return "\n".join(lines) + "\n"
-
-
-def write_chart(report: TokenReport, path: str | Path) -> Path:
-    """Draw tokens per scenario, classic vs PTC, as a grouped bar chart (PNG).
-
-    Needs matplotlib (``pip install 'ptcbox[bench]'``); uses the non-interactive Agg
-    backend.
-
-    Args:
-        report: The results.
-        path: The PNG file to write; parent directories are created.
-
-    Returns:
-        The path written.
-
-    Raises:
-        ImportError: If matplotlib is not installed (the message names the extra).
-    """
-    try:
-        import matplotlib  # noqa: PLC0415 - optional dependency
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
-    except ImportError as exc:
-        raise ImportError("the chart needs matplotlib: pip install 'ptcbox[bench]'") from exc
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    names = [c.scenario for c in report.comparisons]
-    classic = [c.classic.total_tokens for c in report.comparisons]
-    ptc = [c.ptc.total_tokens for c in report.comparisons]
-    positions = range(len(names))
-    width = 0.4
-    fig, ax = plt.subplots(figsize=(11, 5.5), dpi=110)
-    try:
-        left = ax.bar(
-            [p - width / 2 for p in positions],
-            classic,
-            width,
-            label="classic tool calling",
-            color="#c44e52",
-        )
-        right = ax.bar(
-            [p + width / 2 for p in positions], ptc, width, label="run_code (PTC)", color="#4c72b0"
-        )
-        for bar in (*left, *right):
-            ax.annotate(
-                _thousands(bar.get_height()),
-                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                ha="center",
-                va="bottom",
-                fontsize=8,
-                xytext=(0, 2),
-                textcoords="offset points",
-            )
-        for bar, comparison in zip(right, report.comparisons, strict=True):
-            ax.annotate(
-                f"-{comparison.saving_percent:.0f}%",
-                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                ha="center",
-                va="bottom",
-                fontsize=9,
-                fontweight="bold",
-                xytext=(0, 14),
-                textcoords="offset points",
-            )
-        ax.set_yscale("log")
-        ax.set_ylim(bottom=300)
-        ax.set_xticks(list(positions))
-        ax.set_xticklabels(names, rotation=25, ha="right")
-        ax.set_ylabel("total tokens per task (o200k_base, log scale)")
-        ax.set_title(
-            f"Tokens per scenario: classic vs run_code ({report.model}); "
-            f"total saving {report.saving_percent:.1f}%"
-        )
-        ax.legend()
-        ax.grid(axis="y", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(out)
-    finally:
-        plt.close(fig)
-    return out
-
-
-def _thousands(value: float) -> str:
-    return f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.0f}"

@@ -1,13 +1,13 @@
-"""Running a scenario both ways through the real agent step loop and counting tokens.
+"""Running a scenario's trajectories through the real agent step loop and counting tokens.
 
-Both trajectories go through the agent loop (:class:`ptcbox.agent_glue.Agent`, one
-:func:`~ptcbox.agent_glue.step` per turn) with real tools: classic
-with the scenario's tools offered directly, PTC with only ``run_code``
-(:class:`~ptcbox.agent_glue.RunCodeTool` over the same tools, on a real runtime). Every
-request the loop makes is recorded as a :class:`~ptcbox.agent_glue.ChatRequest`
-(system prompt, tool definitions, history exactly as sent) and its input tokens are
-counted with ``o200k_base``; output tokens are counted on what the model emitted (text,
-tool names, arguments). The final answer is checked against the scenario's answer.
+Every trajectory goes through the agent loop (:class:`ptcbox.agent_glue.Agent`, one
+:func:`~ptcbox.agent_glue.step` per turn) with real tools, and for ``run_code`` a real
+runtime (:mod:`ptcbox.bench._toolsets` says what each kind is offered). Every request the
+loop makes is recorded as a :class:`~ptcbox.agent_glue.ChatRequest` (system prompt, tool
+definitions, history exactly as sent) and its input tokens are counted with
+``o200k_base``; output tokens are counted on what the model emitted (text, tool names,
+arguments). The final answer is checked by :func:`~ptcbox.bench.check_run` against what
+the run fetched and saw.
 """
 
 from __future__ import annotations
@@ -22,20 +22,19 @@ from ptcbox.agent_glue import Agent, AgentEvent, TurnEnd
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import ChatProvider, ChatRequest, StreamedMessage
 from ptcbox.agent_glue._registry import ToolRegistry
-from ptcbox.agent_glue._run_code import RunCodeTool
 from ptcbox.agent_glue._schemas import ToolDefinition
 from ptcbox.agent_glue._scripted import ScriptedProvider
 from ptcbox.agent_glue._scripted import ScriptedTurn as GlueTurn
-from ptcbox.agent_glue._tool import tool
-from ptcbox.bench._results import Mode, ScenarioComparison, TrajectoryRun
+from ptcbox.bench._checks import CallLog, check_run
+from ptcbox.bench._results import MODES, Mode, ScenarioComparison, TrajectoryRun
 from ptcbox.bench._scenario import RUN_CODE, Scenario, ScriptedTurn
+from ptcbox.bench._toolsets import build_toolset, definition_tokens, trajectory_for
 from ptcbox.projections._stubs import count_tokens
 from ptcbox.runtimes import CodeRuntime
 
 __all__ = [
     "SYSTEM_PROMPT",
     "RecordingProvider",
-    "build_toolset",
     "output_tokens",
     "run_scenario",
     "run_trajectory",
@@ -48,7 +47,7 @@ SYSTEM_PROMPT = (
     "identifiers and amounts exactly as the tools report them. When you have the answer, "
     "reply with it concisely."
 )
-"""The system prompt of both trajectories (the same text, so only the tools differ)."""
+"""The system prompt of every trajectory (the same text, so only the tools differ)."""
 
 DEFAULT_MAX_TURNS = 12
 
@@ -91,24 +90,6 @@ def script_for(turns: Sequence[ScriptedTurn]) -> list[GlueTurn]:
     ]
 
 
-def build_toolset(scenario: Scenario, mode: Mode, runtime: CodeRuntime) -> ToolRegistry:
-    """Return what the model is offered.
-
-    Args:
-        scenario: The scenario.
-        mode: ``"classic"``: the scenario's tools (parallel-safe: they only read);
-            ``"ptc"``: only ``run_code``, whose code may call those tools.
-        runtime: Runs the snippets (PTC).
-
-    Returns:
-        The toolset for :func:`~ptcbox.agent_glue.step`.
-    """
-    tools = ToolRegistry([tool(is_parallel_safe=True)(fn) for fn in scenario.tools])
-    if mode == "classic":
-        return tools
-    return ToolRegistry([RunCodeTool(tools, runtime=runtime, max_timeout=60.0)])
-
-
 def output_tokens(message: Message) -> int:
     """Tokens the model emitted in ``message``: its text, tool names and arguments."""
     return count_tokens(message.content) + sum(
@@ -124,7 +105,7 @@ class _Trace:
     tool_errors: int = 0
     output_tokens: int = 0
     answer: str = ""
-    code_output: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
     usage: Usage | None = None
 
 
@@ -145,10 +126,9 @@ async def _drive(
         trace.tool_calls += len(event.message.tool_calls)
         for tool_result in event.tool_results:
             trace.tool_errors += tool_result.is_error
-            if tool_result.name == RUN_CODE:
-                trace.code_output.append(tool_result.content)
-                if isinstance(tool_result.output, CodeResult):
-                    trace.code_tool_calls += len(tool_result.output.tool_calls)
+            trace.seen.append(tool_result.content)
+            if tool_result.name == RUN_CODE and isinstance(tool_result.output, CodeResult):
+                trace.code_tool_calls += len(tool_result.output.tool_calls)
 
     agent = Agent(provider, toolset, SYSTEM_PROMPT, max_steps=max_turns, on_event=on_event)
     result = await agent.run(prompt)
@@ -164,27 +144,30 @@ async def run_trajectory(
     *,
     provider: ChatProvider | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    strict: bool = False,
 ) -> TrajectoryRun:
     """Run one trajectory of ``scenario`` and measure it.
 
     Args:
         scenario: The scenario.
-        mode: ``"classic"`` or ``"ptc"``.
-        runtime: Runs ``run_code`` snippets (PTC).
+        mode: ``"classic"``, ``"ptc"`` or ``"hybrid"``.
+        runtime: Runs ``run_code`` snippets.
         provider: The model; default: a :class:`ScriptedProvider` playing the
             scenario's scripted trajectory for ``mode``.
         max_turns: Most model turns before the run counts as failed.
+        strict: Scripted runs that use ``run_code`` explore the data first.
 
     Returns:
-        The measured run. A scripted PTC run is correct only when the final answer is
-        right *and* the snippets' own output contains the answer.
+        The measured run; ``correct`` is the verdict of
+        :func:`~ptcbox.bench.check_run` (coverage, facts, backed figures).
     """
     scripted = provider is None
     if provider is None:
-        turns = scenario.classic if mode == "classic" else scenario.ptc
+        turns = trajectory_for(scenario, mode, strict=strict)
         provider = ScriptedProvider(script_for(turns), chunk_chars=512)
     recorder = RecordingProvider(provider)
-    toolset = build_toolset(scenario, mode, runtime)
+    log = CallLog(scenario.tools)
+    toolset = build_toolset(scenario, mode, runtime, log)
     trace = _Trace()
     error: str | None = None
     started = time.perf_counter()
@@ -195,11 +178,7 @@ async def run_trajectory(
     except Exception as exc:  # a model API failure is reported, not raised
         error = f"{type(exc).__name__}: {exc}"
     wall = time.perf_counter() - started
-    correct = error is None and scenario.check(trace.answer)
-    if correct and scripted and mode == "ptc":
-        correct = scenario.check_code_output("\n".join(trace.code_output))
-    if scripted and mode == "classic" and trace.tool_errors != scenario.expected_tool_errors:
-        correct = False
+    verdict = check_run(scenario, trace.answer, log, trace.seen)
     usage = None if scripted else trace.usage
     return TrajectoryRun(
         scenario=scenario.name,
@@ -210,9 +189,12 @@ async def run_trajectory(
         input_tokens=sum(request.input_tokens for request in recorder.requests),
         output_tokens=trace.output_tokens,
         wall_time_s=wall,
-        correct=correct,
+        correct=error is None and verdict.correct,
         answer=trace.answer,
         tool_errors=trace.tool_errors,
+        request_inputs=tuple(request.input_tokens for request in recorder.requests),
+        definition_tokens=definition_tokens(toolset),
+        problem=error or verdict.problem,
         api_input_tokens=None if usage is None else usage.input_tokens,
         api_output_tokens=None if usage is None else usage.output_tokens,
         error=error,
@@ -225,25 +207,31 @@ async def run_scenario(
     *,
     provider_factory: ProviderFactory | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    strict: bool = False,
     on_run: Callable[[TrajectoryRun], Any] | None = None,
 ) -> ScenarioComparison:
-    """Run both trajectories of ``scenario`` (classic first).
+    """Run the classic, PTC and hybrid trajectories of ``scenario``, in that order.
 
     Args:
         scenario: The scenario.
-        runtime: Runs the PTC snippets.
+        runtime: Runs the snippets.
         provider_factory: Makes a fresh model per run (real-model mode); default scripted.
         max_turns: Most model turns per run.
+        strict: Scripted runs that use ``run_code`` explore the data first.
         on_run: Called with each finished run (progress displays).
 
     Returns:
         The comparison.
     """
     runs: dict[str, TrajectoryRun] = {}
-    for mode in ("classic", "ptc"):
+    for mode in MODES:
         provider = None if provider_factory is None else provider_factory(scenario, mode)
-        run = await run_trajectory(scenario, mode, runtime, provider=provider, max_turns=max_turns)
+        run = await run_trajectory(
+            scenario, mode, runtime, provider=provider, max_turns=max_turns, strict=strict
+        )
         runs[mode] = run
         if on_run is not None:
             on_run(run)
-    return ScenarioComparison(scenario.name, scenario.title, runs["classic"], runs["ptc"])
+    return ScenarioComparison(
+        scenario.name, scenario.title, scenario.shape, runs["classic"], runs["ptc"], runs["hybrid"]
+    )

@@ -1,14 +1,19 @@
-"""The data model of a benchmark scenario: tools, a task, its answer, two trajectories.
+"""The data model of a benchmark scenario: tools, a task, its answer, three trajectories.
 
-A :class:`Scenario` is a realistic multi-tool task over deterministic data. It carries
+A :class:`Scenario` is a realistic tool-using task over deterministic data. It carries
 the tools (plain typed functions with Google-style docstrings, the way a developer
 registers them), the task prompt, the correct answer computed independently of the tools,
-and two scripted trajectories of the kind a capable model produces:
+a solver that recomputes the answer from tool results (to check what a run actually
+fetched), and three scripted trajectories of the kind a capable model produces:
 
-* ``classic``: tool calls turn by turn (several calls in one turn where a model would
-  make them in parallel), every tool result flowing through the model's context;
-* ``ptc``: one or a few ``run_code`` calls whose snippet does the work and prints only
-  what the model needs, then the final answer.
+* ``classic``: tool calls turn by turn, several calls in one turn wherever a model can
+  make them in parallel, every tool result flowing through the model's context;
+* ``ptc``: ``run_code`` calls only. A snippet relies only on what the stubs document;
+  where they do not document a format the trajectory first prints a sample, and where a
+  snippet would rest on a guess the first attempt fails and is fixed;
+* ``hybrid``: the model is offered the direct tools *and* ``run_code`` (Anthropic's
+  ``allowed_callers`` lets one tool be called both ways) and takes whichever path is
+  cheaper for each step.
 
 The design follows Anthropic's programmatic tool calling write-up (the team-budget
 example) and the classic-versus-code comparison of the CodeAct paper.
@@ -19,14 +24,17 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 __all__ = [
     "RUN_CODE",
+    "Fetch",
+    "MissingData",
     "Scenario",
     "ScriptedCall",
     "ScriptedTurn",
+    "Shape",
     "call",
     "final",
     "normalize_answer",
@@ -35,9 +43,30 @@ __all__ = [
 ]
 
 RUN_CODE = "run_code"
-"""Name of the code tool in PTC trajectories."""
+"""Name of the code tool in PTC and hybrid trajectories."""
+
+Shape = Literal[
+    "fan-out", "search and read", "single lookup", "two lookups", "free text", "chained lookups"
+]
+"""What a task looks like: ``fan-out`` (many calls, large results, a small answer: the
+shape that favours code), ``search and read`` (one search, one large document), or one
+of the low-advantage shapes (small results, or text the model must read itself)."""
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+class Fetch(Protocol):
+    """How a solver gets tool results: ``fetch("get_expenses", employee_id="e1")``.
+
+    Raises :class:`MissingData` when the run being checked never made that call, and
+    the tool's own exception when the call failed.
+    """
+
+    def __call__(self, tool: str, /, **arguments: Any) -> Any: ...
+
+
+class MissingData(LookupError):
+    """A solver needed a tool result the run being checked never fetched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +172,9 @@ def normalize_answer(text: str) -> str:
 class Scenario:
     """A benchmark task: tools over deterministic data, a prompt, the answer, trajectories.
 
+    To add a scenario to the suite, write a module under ``ptcbox.bench.scenarios`` that
+    defines ``SCENARIO`` and list it in that package's ``SCENARIOS``.
+
     Attributes:
         name: Short identifier, e.g. ``"budget_overruns"``.
         title: One line for tables.
@@ -150,14 +182,21 @@ class Scenario:
         tools: The tool functions (typed, Google-style docstrings).
         reference: Computes the correct answer straight from the scenario's data,
             without going through the tools.
-        expected: The correct answer, written down (tests check ``reference()`` equals it).
+        solve: Computes the same answer from tool results only, fetched through its
+            :class:`Fetch` argument. Run against what a trajectory fetched, it tells
+            whether the calls made cover the data the answer needs; the numbers in its
+            result are the figures a model may derive from raw tool results it saw.
+        expected: The correct answer, written down (tests check ``reference()`` and
+            ``solve`` over the live tools both equal it).
         facts: Strings every correct final answer contains (compared after
-            :func:`normalize_answer`).
-        absent: Strings a correct answer must not contain (wrong candidates).
+            :func:`normalize_answer`), derived from ``expected``.
         classic: The classic trajectory (direct tool calls).
-        ptc: The programmatic trajectory (``run_code`` calls).
-        code_facts: Strings the PTC snippets' combined output must contain, so a PTC run
-            is only counted correct when the code itself found the answer.
+        ptc: The programmatic trajectory (``run_code`` calls only).
+        hybrid: The trajectory with direct tools and ``run_code`` both offered.
+        absent: Strings a correct answer must not contain (wrong candidates).
+        shape: What the task looks like (:data:`Shape`).
+        explores: The PTC trajectory already starts by looking at the data (so
+            ``--strict`` adds no exploration call).
         expected_tool_errors: How many tool calls of the classic trajectory fail by
             design (a scenario with a tool that fails for some inputs).
     """
@@ -167,12 +206,15 @@ class Scenario:
     prompt: str
     tools: tuple[Callable[..., Any], ...]
     reference: Callable[[], Any]
+    solve: Callable[[Fetch], Any]
     expected: Any
     facts: tuple[str, ...]
     classic: tuple[ScriptedTurn, ...]
     ptc: tuple[ScriptedTurn, ...]
+    hybrid: tuple[ScriptedTurn, ...]
     absent: tuple[str, ...] = ()
-    code_facts: tuple[str, ...] = field(default=())
+    shape: Shape = "fan-out"
+    explores: bool = False
     expected_tool_errors: int = 0
 
     def check(self, answer: str) -> bool:
@@ -189,18 +231,20 @@ class Scenario:
             return False
         return not any(normalize_answer(wrong) in text for wrong in self.absent)
 
-    def check_code_output(self, output: str) -> bool:
-        """Tell whether the PTC snippets' output holds the answer (``code_facts``).
-
-        Args:
-            output: The rendered results of every ``run_code`` call, joined.
-
-        Returns:
-            ``True`` when every code fact is present.
-        """
-        text = normalize_answer(output)
-        return all(normalize_answer(fact) in text for fact in self.code_facts or self.facts)
-
     def tool_names(self) -> tuple[str, ...]:
         """Return the names of the scenario's tools, in order."""
         return tuple(fn.__name__ for fn in self.tools)
+
+    def trajectory(self, mode: str) -> tuple[ScriptedTurn, ...]:
+        """Return the scripted trajectory of ``mode`` (``classic``, ``ptc``, ``hybrid``).
+
+        Raises:
+            ValueError: If ``mode`` is not one of the three.
+        """
+        if mode == "classic":
+            return self.classic
+        if mode == "ptc":
+            return self.ptc
+        if mode == "hybrid":
+            return self.hybrid
+        raise ValueError(f"mode must be 'classic', 'ptc' or 'hybrid', got {mode!r}")

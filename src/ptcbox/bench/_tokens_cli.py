@@ -1,5 +1,6 @@
 """``ptcbox bench tokens``: the token benchmark over the scenario suite, from the shell.
 
+Every scenario is run three ways (classic tool calls, ``run_code`` only, hybrid).
 Scripted by default (the scenarios' trajectories, so the numbers are reproducible); with
 ``--base-url`` and ``--model`` (and ``OPENAI_API_KEY`` or ``--api-key``) the same
 scenarios are run by a real model through the OpenAI SDK, and the API's own ``usage``
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -21,8 +23,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ptcbox._execute import RUNTIME_NAMES, aclose_runtime, make_runtime
 from ptcbox.agent_glue._provider import ChatProvider
-from ptcbox.bench._report import print_report, render_markdown, write_chart
-from ptcbox.bench._results import Mode, ScenarioComparison, TokenReport, TrajectoryRun
+from ptcbox.bench._chart import write_chart
+from ptcbox.bench._report import print_report, render_markdown
+from ptcbox.bench._results import MODES, Mode, ScenarioComparison, TokenReport, TrajectoryRun
 from ptcbox.bench._runner import DEFAULT_MAX_TURNS, ProviderFactory, run_scenario
 from ptcbox.bench._scenario import Scenario
 from ptcbox.bench.scenarios import SCENARIOS, get_scenario
@@ -41,9 +44,10 @@ async def run_token_benchmark(
     provider_factory: ProviderFactory | None = None,
     model: str = "scripted",
     max_turns: int = DEFAULT_MAX_TURNS,
+    strict: bool = False,
     on_run: Callable[[TrajectoryRun], object] | None = None,
 ) -> TokenReport:
-    """Run every scenario both ways and collect the results.
+    """Run every scenario three ways (classic, PTC, hybrid) and collect the results.
 
     Args:
         scenarios: The scenarios, in table order.
@@ -53,6 +57,7 @@ async def run_token_benchmark(
         provider_factory: Makes the model per run; ``None`` plays the scripts.
         model: The model's name for the report.
         max_turns: Most model turns per run.
+        strict: Scripted trajectories that use ``run_code`` explore the data first.
         on_run: Called with each finished run.
 
     Returns:
@@ -74,6 +79,7 @@ async def run_token_benchmark(
                     code_runtime,
                     provider_factory=provider_factory,
                     max_turns=max_turns,
+                    strict=strict,
                     on_run=on_run,
                 )
             )
@@ -81,7 +87,10 @@ async def run_token_benchmark(
         if owned:
             await aclose_runtime(code_runtime)
     return TokenReport(
-        model=model, runtime=type(code_runtime).__name__, comparisons=tuple(comparisons)
+        model=model,
+        runtime=type(code_runtime).__name__,
+        comparisons=tuple(comparisons),
+        strict=strict,
     )
 
 
@@ -101,8 +110,9 @@ def _openai_factory(base_url: str, model: str, api_key: str) -> ProviderFactory:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ptcbox bench tokens",
-        description="Token cost of classic tool calling vs run_code over realistic "
-        "multi-tool scenarios (input/output tokens counted with o200k_base).",
+        description="Token cost of classic tool calling vs run_code vs hybrid (both "
+        "offered) over realistic tool-using scenarios (tokens counted with o200k_base; "
+        "costs at Anthropic list prices, with and without prompt caching).",
     )
     parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
                         help="run only this scenario (repeatable); see --list")  # fmt: skip
@@ -117,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint: run a real model")
     parser.add_argument("--model", help="the real model's name (with --base-url)")
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    parser.add_argument("--strict", action="store_true",
+                        help="every scripted run_code trajectory first prints a sample of "
+                        "each tool's result")  # fmt: skip
     parser.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS,
                         help="most model turns per run")  # fmt: skip
     return parser
@@ -137,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = Console(stderr=True)
     if args.list:
         for scenario in SCENARIOS:
-            print(f"{scenario.name:20} {scenario.title}")
+            print(f"{scenario.name:22} {scenario.shape:16} {scenario.title}")
         return 0
     try:
         scenarios = [get_scenario(name) for name in args.scenario] or list(SCENARIOS)
@@ -158,9 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_chart:
         try:
             path = write_chart(report, args.chart)
-            report = TokenReport(
-                report.model, report.runtime, report.comparisons, chart_path=str(path)
-            )
+            report = dataclasses.replace(report, chart_path=str(path))
         except ImportError as exc:
             err.print(f"chart skipped: {exc}")
     if args.markdown:
@@ -168,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print_report(report, Console(highlight=False, width=max(120, Console().width)))
+        print_report(report, Console(highlight=False, width=max(140, Console().width)))
     return 0 if report.all_correct else 1
 
 
@@ -189,7 +200,7 @@ async def _run_with_progress(
         disable=args.json or not console.is_terminal,
     )
     with progress:
-        task = progress.add_task("running scenarios", total=2 * len(scenarios))
+        task = progress.add_task("running scenarios", total=len(MODES) * len(scenarios))
 
         def on_run(run: TrajectoryRun) -> None:
             progress.update(task, advance=1, description=f"{run.scenario} ({run.mode})")
@@ -200,6 +211,7 @@ async def _run_with_progress(
             provider_factory=factory,
             model=model,
             max_turns=args.max_turns,
+            strict=args.strict,
             on_run=on_run,
         )
 

@@ -1,21 +1,27 @@
-"""The scenario suite: realistic multi-tool tasks over deterministic data.
+"""The scenario suite: realistic tool-using tasks over deterministic data.
 
 Each module defines one :class:`~ptcbox.bench.Scenario` named ``SCENARIO``; the suite
-lists them in a fixed order.
+lists them in a fixed order: the fan-out tasks (many calls, large results: the shape
+that favours code), then the low-advantage ones (small lookups, free text, a short
+chain). To add a scenario, write its module and add one line to :data:`SCENARIOS`.
 """
 
 from __future__ import annotations
 
 from ptcbox.bench._scenario import Scenario
 from ptcbox.bench.scenarios import (
+    account_manager,
     budget_overruns,
     cheapest_itinerary,
     churn_signals,
+    compare_customers,
     doc_search,
     fx_invoices,
     incident_triage,
     inventory_reorder,
+    order_status,
     regional_revenue,
+    ticket_thread,
     top_margin,
 )
 
@@ -31,6 +37,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     doc_search.SCENARIO,
     fx_invoices.SCENARIO,
     regional_revenue.SCENARIO,
+    order_status.SCENARIO,
+    compare_customers.SCENARIO,
+    ticket_thread.SCENARIO,
+    account_manager.SCENARIO,
 )
 """Every scenario, in table order."""
 

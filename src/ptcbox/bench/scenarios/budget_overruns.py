@@ -1,8 +1,9 @@
 """Budget overruns across a team (the example of Anthropic's programmatic tool calling post).
 
 Which members of the platform team spent more on travel in Q3 2025 than their budget?
-Classic: list the team, fetch every member's expense report (eight calls in parallel),
-fetch the custom budgets of those above the standard one, answer. PTC: one snippet.
+Classic: list the team, then every member's expense report and budget in one parallel
+turn (sixteen calls: a later turn just for the budgets would re-send every expense
+report), answer. PTC: one snippet that fetches a budget only where it matters.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ptcbox.bench._scenario import Scenario, call, final, run_code, turn
+from ptcbox.bench._scenario import Fetch, Scenario, call, final, run_code, turn
 
 STANDARD_TRAVEL_BUDGET = 5000.0
 TRAVEL_CATEGORIES = ("airfare", "lodging", "ground_transport")
@@ -201,6 +202,26 @@ def reference() -> list[tuple[str, float, float]]:
     return sorted(over, key=lambda item: item[1] - item[2], reverse=True)
 
 
+def solve(fetch: Fetch) -> list[tuple[str, float, float]]:
+    """The answer from tool results: the team, their expenses, budgets of big spenders."""
+    over = []
+    for member in fetch("get_team_members", department="platform"):
+        items = fetch("get_expenses", employee_id=member["employee_id"], quarter="Q3")
+        spent = round(
+            sum(
+                e["amount"]
+                for e in items
+                if e["category"] in TRAVEL_CATEGORIES and e["status"] == "approved"
+            ),
+            2,
+        )
+        if spent > STANDARD_TRAVEL_BUDGET:
+            budget = fetch("get_custom_budget", employee_id=member["employee_id"])
+            if spent > budget["travel_budget"]:
+                over.append((member["name"], spent, budget["travel_budget"]))
+    return sorted(over, key=lambda item: item[1] - item[2], reverse=True)
+
+
 EXPECTED = [
     ("Alice Moreau", 6210.0, 5000.0),
     ("Dana Okafor", 5480.0, 5000.0),
@@ -218,13 +239,10 @@ _IDS = [member[0] for member in _MEMBERS]
 
 CLASSIC = (
     turn(call("get_team_members", department="platform"), text="Let me get the team first."),
-    turn(*(call("get_expenses", employee_id=emp_id, quarter="Q3") for emp_id in _IDS)),
     turn(
-        *(
-            call("get_custom_budget", employee_id=emp_id)
-            for emp_id in ("e101", "e103", "e104", "e106", "e108")
-        ),
-        text="Five people spent more than 5000 USD on travel; checking their budgets.",
+        *(call("get_expenses", employee_id=emp_id, quarter="Q3") for emp_id in _IDS),
+        *(call("get_custom_budget", employee_id=emp_id) for emp_id in _IDS),
+        text="Fetching every member's Q3 expenses and travel budget.",
     ),
 )
 PTC = (
@@ -241,20 +259,21 @@ PTC = (
                 budget = get_custom_budget(employee_id=m["employee_id"])["travel_budget"]
                 if spent > budget:
                     over.append((spent - budget, m["name"], spent, budget))
+                else:
+                    print(f"within budget: {m['name']} ({spent:.2f} of {budget:.2f})")
         for excess, name, spent, budget in sorted(over, reverse=True):
-            print(f"{name}: spent {spent:.2f} of {budget:.2f} (+{excess:.2f})")
+            print(f"OVER: {name}: spent {spent:.2f} of {budget:.2f} (+{excess:.2f})")
         """
     ),
 )
 ANSWER = """
 Three platform team members exceeded their Q3 travel budget:
 
-- Alice Moreau: 6210.00 USD spent against the standard 5000.00 budget (+1210.00)
-- Dana Okafor: 5480.00 USD against 5000.00 (+480.00)
-- Fatima Haddad: 7340.00 USD against her custom 7000.00 budget (+340.00)
+- Alice Moreau: 6210.00 USD spent against the standard 5000.00 budget
+- Dana Okafor: 5480.00 USD against 5000.00
+- Fatima Haddad: 7340.00 USD against her custom 7000.00 budget
 
-Chen Wei (8120.00 of 9000.00) and Hana Sato (5060.00 of 6000.00) are within their
-custom budgets.
+Chen Wei and Hana Sato also spent more than 5000 USD, but within their custom budgets.
 """
 
 SCENARIO = Scenario(
@@ -263,6 +282,7 @@ SCENARIO = Scenario(
     prompt=PROMPT,
     tools=(get_team_members, get_expenses, get_custom_budget),
     reference=reference,
+    solve=solve,
     expected=EXPECTED,
     facts=(
         "Alice Moreau: 6210.00",
@@ -273,5 +293,6 @@ SCENARIO = Scenario(
     absent=("Bilal Khan", "Erik Lindqvist", "Gabriel Souza"),
     classic=(*CLASSIC, final(ANSWER)),
     ptc=(turn(PTC[0]), final(ANSWER)),
-    code_facts=("Alice Moreau: spent 6210.00", "Dana Okafor", "Fatima Haddad: spent 7340.00"),
+    # Fan-out with large results: the snippet is cheaper than any direct call.
+    hybrid=(turn(PTC[0]), final(ANSWER)),
 )

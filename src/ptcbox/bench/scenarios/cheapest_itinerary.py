@@ -11,7 +11,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from ptcbox.bench._scenario import Scenario, call, final, run_code, turn
+from ptcbox.bench._scenario import Fetch, Scenario, call, final, run_code, turn
 
 DATE = "2025-06-03"
 MIN_CONNECTION = timedelta(minutes=90)
@@ -24,6 +24,7 @@ _ROUTES = {
     ("BOS", "LHR"): (["BA", "VS", "DL"], 385, 410, (309, 860)),
 }
 _FARES = ["basic economy", "economy", "economy flex"]
+_ROUTE_KEYS = [("SFO", "LHR"), ("SFO", "JFK"), ("JFK", "LHR"), ("SFO", "BOS"), ("BOS", "LHR")]
 
 
 def _build() -> dict[tuple[str, str], list[dict[str, Any]]]:
@@ -91,21 +92,37 @@ def _parse(stamp: str) -> datetime:
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M")
 
 
-def reference() -> tuple[tuple[str, ...], float]:
-    """The cheapest valid itinerary: ``(flight numbers, total price)``."""
+def _cheapest(
+    flights: dict[tuple[str, str], list[dict[str, Any]]],
+) -> tuple[tuple[str, ...], float]:
     options: list[tuple[float, tuple[str, ...]]] = []
-    for flight in _FLIGHTS[("SFO", "LHR")]:
+    for flight in flights[("SFO", "LHR")]:
         if _parse(flight["arrival_utc"]) <= ARRIVE_BY:
             options.append((flight["price"], (flight["flight_number"],)))
     for hub in ("JFK", "BOS"):
-        for first in _FLIGHTS[("SFO", hub)]:
-            for second in _FLIGHTS[(hub, "LHR")]:
+        for first in flights[("SFO", hub)]:
+            for second in flights[(hub, "LHR")]:
                 gap = _parse(second["departure_utc"]) - _parse(first["arrival_utc"])
                 if gap >= MIN_CONNECTION and _parse(second["arrival_utc"]) <= ARRIVE_BY:
                     total = round(first["price"] + second["price"], 2)
                     options.append((total, (first["flight_number"], second["flight_number"])))
-    price, flights = min(options)
-    return flights, price
+    price, numbers = min(options)
+    return numbers, price
+
+
+def reference() -> tuple[tuple[str, ...], float]:
+    """The cheapest valid itinerary: ``(flight numbers, total price)``."""
+    return _cheapest(_FLIGHTS)
+
+
+def solve(fetch: Fetch) -> tuple[tuple[str, ...], float]:
+    """The answer from tool results: the nonstop and the four connecting-leg searches."""
+    return _cheapest(
+        {
+            route: fetch("search_flights", origin=route[0], destination=route[1], date=DATE)
+            for route in _ROUTE_KEYS
+        }
+    )
 
 
 EXPECTED: tuple[tuple[str, ...], float] = (("AA2578", "VS1985"), 607.1)
@@ -116,8 +133,6 @@ PROMPT = (
     "landing and the next departure. I must land at LHR by 2025-06-04 12:00 UTC. All "
     "times are UTC. Give the flight numbers, times and total price."
 )
-
-_ROUTE_KEYS = [("SFO", "LHR"), ("SFO", "JFK"), ("JFK", "LHR"), ("SFO", "BOS"), ("BOS", "LHR")]
 
 CLASSIC = (
     turn(
@@ -177,10 +192,12 @@ SCENARIO = Scenario(
     prompt=PROMPT,
     tools=(search_flights,),
     reference=reference,
+    solve=solve,
     expected=EXPECTED,
     facts=(*EXPECTED[0], f"Total: {EXPECTED[1]:.2f} USD"),
     absent=("B61191",),  # cheapest legs, but the connection is impossible
     classic=(*CLASSIC, final(_answer())),
     ptc=(turn(PTC), final(_answer())),
-    code_facts=(*EXPECTED[0], f"{EXPECTED[1]:.2f} USD"),
+    # Five large searches to join: the snippet is cheaper than the direct calls.
+    hybrid=(turn(PTC), final(_answer())),
 )

@@ -2,8 +2,9 @@
 
 The FX-rate tool refuses weekend dates (no reference rate is published), so some calls
 fail and must be retried with the previous business day. Classic: list invoices, request
-every rate in parallel, retry the failures, answer. PTC: one snippet with
-``try``/``except ToolError`` and a fallback loop.
+every rate in parallel, retry the failures, answer. PTC: the stubs do not say how
+``issued_on`` is written, so a first snippet prints a sample invoice; then one snippet
+with ``try``/``except ToolError`` and a fallback loop.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
-from ptcbox.bench._scenario import Scenario, call, final, run_code, turn
+from ptcbox.bench._scenario import Fetch, Scenario, call, final, run_code, turn
 
 _BASE_RATES = {"USD": 0.9213, "GBP": 1.1842, "JPY": 0.006152, "CHF": 1.0437, "SEK": 0.08761}
 _CUSTOMERS = [
@@ -134,6 +135,22 @@ def reference() -> tuple[float, int]:
     return round(total, 2), len(_INVOICES)
 
 
+def solve(fetch: Fetch) -> tuple[float, int]:
+    """The answer from tool results: the invoices, each one's rate (weekends: Friday's)."""
+    invoices = fetch("list_open_invoices")
+    total = 0.0
+    for invoice in invoices:
+        if invoice["currency"] == "EUR":
+            total += invoice["amount"]
+            continue
+        day = date.fromisoformat(invoice["issued_on"])
+        while day.weekday() >= 5:
+            day -= timedelta(days=1)
+        rate = fetch("get_fx_rate", base=invoice["currency"], quote="EUR", date=day.isoformat())
+        total += invoice["amount"] * rate["rate"]
+    return round(total, 2), len(invoices)
+
+
 EXPECTED = (353867.86, 14)
 
 PROMPT = (
@@ -166,6 +183,12 @@ CLASSIC = (
         ),
         text="Three dates fell on a weekend; retrying with the previous business day.",
     ),
+)
+SAMPLE = run_code(
+    """
+    invoices = list_open_invoices()
+    print(len(invoices), "invoices; the first:", invoices[0])
+    """
 )
 PTC = run_code(
     """
@@ -205,16 +228,26 @@ def _answer() -> str:
     )
 
 
+_PTC = (
+    turn(SAMPLE, text="First a look at how an invoice is written."),
+    turn(PTC),
+    final(_answer()),
+)
+
 SCENARIO = Scenario(
     name="fx_invoices",
     title="Invoices in EUR, FX tool fails on weekends",
     prompt=PROMPT,
     tools=(list_open_invoices, get_fx_rate),
     reference=reference,
+    solve=solve,
     expected=EXPECTED,
     facts=(f"total {EXPECTED[0]:.2f} EUR", "INV-2025-302", "INV-2025-308", "INV-2025-312"),
     classic=(*CLASSIC, final(_answer())),
-    ptc=(turn(PTC), final(_answer())),
-    code_facts=(f"total {EXPECTED[0]:.2f} EUR", "INV-2025-302", "INV-2025-308", "INV-2025-312"),
+    ptc=_PTC,
+    # A direct list_open_invoices would show the format but put 14 invoices in the
+    # context; the sample snippet is cheaper.
+    hybrid=_PTC,
+    explores=True,
     expected_tool_errors=3,
 )

@@ -12,7 +12,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from ptcbox.bench._scenario import Scenario, call, final, run_code, turn
+from ptcbox.bench._scenario import Fetch, Scenario, call, final, run_code, turn
 
 DATE = "2025-03-14"
 _SERVICES = [
@@ -159,11 +159,10 @@ def read_log(path: str, level: str | None = None) -> list[str]:
     return [line for line in lines if line.split(" ", 2)[1] == level]
 
 
-def reference() -> tuple[str, int, str, int, str, int]:
-    """``(service, errors, top message, its count, runner-up service, its errors)``."""
+def _triage(files: dict[str, list[str]]) -> tuple[str, int, str, int, str, int]:
     per_service: Counter[str] = Counter()
     messages: dict[str, Counter[str]] = {}
-    for path, lines in _FILES.items():
+    for path, lines in files.items():
         service = path.split("/")[3]
         for line in lines:
             stamp, level, _host, _req, message = line.split(" ", 4)
@@ -173,6 +172,20 @@ def reference() -> tuple[str, int, str, int, str, int]:
     (top, count), (second, second_count) = per_service.most_common(2)
     message, message_count = messages[top].most_common(1)[0]
     return top, count, message, message_count, second, second_count
+
+
+def reference() -> tuple[str, int, str, int, str, int]:
+    """``(service, errors, top message, its count, runner-up service, its errors)``."""
+    return _triage(_FILES)
+
+
+def solve(fetch: Fetch) -> tuple[str, int, str, int, str, int]:
+    """The answer from tool results: every service's log files, their ERROR lines."""
+    files = {}
+    for service in fetch("list_services"):
+        for f in fetch("list_log_files", service=service["name"], date=DATE):
+            files[f["path"]] = fetch("read_log", path=f["path"], level="ERROR")
+    return _triage(files)
 
 
 EXPECTED = (
@@ -235,12 +248,19 @@ def _answer() -> str:
     )
 
 
+_PTC = (
+    turn(EXPLORE, text="First a look at the log files and the line format."),
+    turn(PTC),
+    final(_answer()),
+)
+
 SCENARIO = Scenario(
     name="incident_triage",
     title="Incident triage across log files",
     prompt=PROMPT,
     tools=(list_services, list_log_files, read_log),
     reference=reference,
+    solve=solve,
     expected=EXPECTED,
     facts=(
         f"{EXPECTED[0]} logged the most errors: {EXPECTED[1]} ERROR",
@@ -248,14 +268,8 @@ SCENARIO = Scenario(
         f"{EXPECTED[4]} with {EXPECTED[5]} errors",
     ),
     classic=(*CLASSIC, final(_answer())),
-    ptc=(
-        turn(EXPLORE, text="First a look at the log files and the line format."),
-        turn(PTC),
-        final(_answer()),
-    ),
-    code_facts=(
-        f"top: {EXPECTED[0]} with {EXPECTED[1]} errors",
-        f"{EXPECTED[2]} ({EXPECTED[3]})",
-        f"runner-up: {EXPECTED[4]} with {EXPECTED[5]} errors",
-    ),
+    ptc=_PTC,
+    # Twelve large log reads: the snippets stay cheaper than any direct call.
+    hybrid=_PTC,
+    explores=True,
 )
