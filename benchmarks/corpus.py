@@ -18,6 +18,8 @@ Run::
     python benchmarks/corpus.py --failures   # and every failing snippet with what differs
     python benchmarks/corpus.py --json       # machine-readable
     python benchmarks/corpus.py --no-plain   # skip the (slow) plain-exec reference
+    python benchmarks/corpus.py --check-known  # list known_failures.json entries to update
+    ptcbox bench corpus                      # the same, through the CLI
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -39,7 +42,7 @@ if str(_CORPUS) not in sys.path:
 from _atools import ASYNC_TOOLS  # noqa: E402 - tests/corpus is not a package
 from _plain import run_isolated  # noqa: E402
 from _ptcbox_run import judge, run_snippet  # noqa: E402
-from _snippets import Snippet, load_expected, load_snippets  # noqa: E402
+from _snippets import Snippet, load_expected, load_known_failures, load_snippets  # noqa: E402
 from _tools import SYNC_TOOLS  # noqa: E402
 
 from ptcbox import CodeResult  # noqa: E402
@@ -119,6 +122,33 @@ async def _monty(snippets: list[Snippet], expected: dict[str, Any]) -> Verdicts 
     return verdicts
 
 
+def _monty_in_child(snippets: list[Snippet]) -> Verdicts | str:
+    """Run the monty column in a child process and read its verdicts back.
+
+    pydantic-monty's native runtime occasionally aborts the interpreter at exit (SIGABRT
+    after the work is done); in a child, that cannot take the other columns down, and
+    verdicts printed before the abort still count.
+    """
+    try:
+        import pydantic_monty  # noqa: F401 - only probing
+    except ImportError:
+        return "skipped: not installed"
+    ids = [s.id for s in snippets]
+    done = subprocess.run(
+        [sys.executable, __file__, "--monty-child"],
+        input=json.dumps(ids),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    try:
+        verdicts: Verdicts = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return f"error: the monty child exited with {done.returncode}: {done.stderr[-200:]}"
+    return verdicts
+
+
 async def run_all(snippets: list[Snippet], *, plain: bool = True) -> dict[str, Verdicts | str]:
     """Run the corpus on every column; a column that cannot run holds its reason."""
     expected = load_expected()
@@ -129,7 +159,7 @@ async def run_all(snippets: list[Snippet], *, plain: bool = True) -> dict[str, V
     columns[COLUMNS[0]] = _plain(snippets, expected) if plain else "skipped: --no-plain"
     columns[COLUMNS[1]] = await _ptcbox("thread", snippets, expected)
     columns[COLUMNS[2]] = await _ptcbox("subprocess", snippets, expected)
-    columns[COLUMNS[3]] = await _monty(snippets, expected)
+    columns[COLUMNS[3]] = _monty_in_child(snippets)
     return columns
 
 
@@ -178,15 +208,52 @@ def to_json(snippets: list[Snippet], columns: dict[str, Verdicts | str]) -> dict
     return data
 
 
+_KNOWN_COLUMNS = {"thread": COLUMNS[1], "subprocess": COLUMNS[2]}
+
+
+def known_failure_drift(columns: dict[str, Verdicts | str]) -> list[str]:
+    """Where ``known_failures.json`` no longer matches the runtimes (empty when in sync).
+
+    Each line names a snippet that now passes but is still listed (remove its entry) or
+    one that fails but is not listed (a regression, or a new snippet to analyse).
+    """
+    known = load_known_failures()
+    drift = []
+    for runtime, column in _KNOWN_COLUMNS.items():
+        verdicts = columns.get(column)
+        if not isinstance(verdicts, dict):
+            continue
+        listed = known.get(runtime, {})
+        for snippet_id, problem in sorted(verdicts.items()):
+            if problem is None and snippet_id in listed:
+                drift.append(f"{runtime}: {snippet_id} passes now; remove it from known_failures")
+            elif problem is not None and snippet_id not in listed:
+                drift.append(f"{runtime}: {snippet_id} fails but is not listed: {problem}")
+    return drift
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--failures", action="store_true", help="list every failing snippet")
     parser.add_argument("--no-plain", action="store_true", help="skip the plain-exec reference")
     parser.add_argument("--category", action="append", help="only these categories")
+    parser.add_argument(
+        "--check-known",
+        action="store_true",
+        help="also compare with tests/corpus/known_failures.json (exit 1 on drift)",
+    )
+    parser.add_argument("--monty-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     snippets = load_snippets()
+    if args.monty_child:  # ids on stdin, verdicts as JSON on stdout
+        wanted = set(json.loads(sys.stdin.read()))
+        chosen = [s for s in snippets if s.id in wanted]
+        result = asyncio.run(_monty(chosen, load_expected()))
+        sys.stdout.write(json.dumps(result))
+        sys.stdout.flush()
+        return 0
     if args.category:
         snippets = [s for s in snippets if s.category in args.category]
     columns = asyncio.run(run_all(snippets, plain=not args.no_plain))
@@ -194,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(to_json(snippets, columns), indent=1))
         return 0
     print(render_table(snippets, columns))
+    drift = known_failure_drift(columns) if args.check_known else []
+    for line in drift:
+        print(line)
     if args.failures:
         for name, verdicts in columns.items():
             if isinstance(verdicts, str):
@@ -201,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             for snippet_id, problem in verdicts.items():
                 if problem is not None:
                     print(f"\n[{name}] {snippet_id}: {problem}")
-    return 0
+    return 1 if drift else 0
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import ast
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,11 @@ __all__ = [
     "HERE",
     "KNOWN_FAILURES_PATH",
     "Snippet",
+    "expected_python",
     "load_expected",
     "load_known_failures",
     "load_snippets",
+    "python_version",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -112,11 +115,28 @@ def load_snippets() -> list[Snippet]:
 
 
 def load_expected() -> dict[str, dict[str, Any]]:
-    """``expected.json``: snippet id -> {sha, stdout, return_code, error_type}."""
+    """``expected.json``'s snippets: id -> {sha, stdout, return_code, error_type, ...}."""
     if not EXPECTED_PATH.exists():
         return {}
-    data: dict[str, dict[str, Any]] = json.loads(EXPECTED_PATH.read_text())
+    data: dict[str, dict[str, Any]] = json.loads(EXPECTED_PATH.read_text())["snippets"]
     return data
+
+
+def expected_python() -> str | None:
+    """The ``major.minor`` CPython version ``expected.json`` was frozen with.
+
+    Error messages and reprs change between versions, so an expectation only holds for
+    the interpreter that produced it.
+    """
+    if not EXPECTED_PATH.exists():
+        return None
+    version: str = json.loads(EXPECTED_PATH.read_text())["python"]
+    return version
+
+
+def python_version() -> str:
+    """This interpreter's ``major.minor``."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def load_known_failures() -> dict[str, dict[str, str]]:

@@ -23,7 +23,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _plain import run_isolated
-from _snippets import EXPECTED_PATH, Snippet, load_expected, load_snippets
+from _snippets import (
+    EXPECTED_PATH,
+    Snippet,
+    expected_python,
+    load_expected,
+    load_snippets,
+    python_version,
+)
 
 SEEDS = (0, 1)
 _FIELDS = ("stdout", "return_code", "error_type")
@@ -83,18 +90,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(problems)} snippet(s) depend on the hash seed; fix them", file=sys.stderr)
         return 1
 
+    if args.only and expected_python() not in (None, python_version()):
+        print(f"expected.json is from Python {expected_python()}; re-freeze all", file=sys.stderr)
+        return 1
     known = load_expected()
     merged = dict(known) if args.only else {}
     merged.update(entries)
     merged = dict(sorted(merged.items()))
     if args.check:
+        if expected_python() != python_version():
+            print(f"expected.json is from Python {expected_python()}", file=sys.stderr)
+            return 1
         stale = sorted(k for k in set(known) | set(merged) if known.get(k) != merged.get(k))
         if stale:
             print(f"expected.json is stale for: {', '.join(stale)}", file=sys.stderr)
             return 1
         print(f"expected.json matches CPython for {len(entries)} snippets under both seeds")
         return 0
-    EXPECTED_PATH.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")
+    document = {"python": python_version(), "snippets": merged}
+    EXPECTED_PATH.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     failing = sum(1 for e in entries.values() if e["return_code"])
     print(
         f"froze {len(entries)} snippets ({failing} end with return code 1) "

@@ -13,8 +13,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from _plain import run_isolated
 from _ptcbox_run import RUNTIME_NAMES, judge, run_snippet
-from _snippets import Snippet, load_expected, load_known_failures, load_snippets
+from _snippets import (
+    Snippet,
+    expected_python,
+    load_expected,
+    load_known_failures,
+    load_snippets,
+    python_version,
+)
 
 from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
 
@@ -57,6 +65,32 @@ def test_every_snippet_has_a_fresh_expectation() -> None:
     stale = [s.id for s in SNIPPETS if EXPECTED.get(s.id, {}).get("sha") != s.sha]
     assert not stale, f"run `python tests/corpus/freeze.py`; stale or missing: {stale}"
     assert set(EXPECTED) == {s.id for s in SNIPPETS}, "expected.json lists removed snippets"
+
+
+def test_expectations_come_from_this_python() -> None:
+    assert expected_python() == python_version(), (
+        f"expected.json was frozen with Python {expected_python()}; this is "
+        f"{python_version()}: run `python tests/corpus/freeze.py`"
+    )
+
+
+def _first_of_each_category() -> list[Snippet]:
+    firsts: dict[str, Snippet] = {}
+    for snippet in SNIPPETS:
+        firsts.setdefault(snippet.category, snippet)
+    return list(firsts.values())
+
+
+@pytest.mark.parametrize("snippet", _first_of_each_category(), ids=lambda s: s.id)
+def test_plain_cpython_still_gives_the_expected_outcome(snippet: Snippet) -> None:
+    """The reference itself: a sample re-run with plain exec matches ``expected.json``."""
+    got = run_isolated(snippet.code, hash_seed=1)
+    want = EXPECTED[snippet.id]
+    assert (got["stdout"], got["return_code"], got["error_type"]) == (
+        want["stdout"],
+        want["return_code"],
+        want["error_type"],
+    )
 
 
 def test_known_failures_name_real_snippets_and_a_class() -> None:
