@@ -17,6 +17,7 @@ Run::
     python benchmarks/corpus.py              # the table
     python benchmarks/corpus.py --failures   # and every failing snippet with what differs
     python benchmarks/corpus.py --json       # machine-readable
+    python benchmarks/corpus.py --markdown benchmarks/results/corpus.md
     python benchmarks/corpus.py --no-plain   # skip the (slow) plain-exec reference
     python benchmarks/corpus.py --check-known  # list known_failures.json entries to update
     ptcbox bench corpus                      # the same, through the CLI
@@ -236,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--failures", action="store_true", help="list every failing snippet")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the table to PATH")
     parser.add_argument("--no-plain", action="store_true", help="skip the plain-exec reference")
     parser.add_argument("--category", action="append", help="only these categories")
     parser.add_argument(
@@ -260,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(to_json(snippets, columns), indent=1))
         return 0
-    print(render_table(snippets, columns))
+    table = render_table(snippets, columns)
+    print(table)
+    if args.markdown:
+        Path(args.markdown).write_text(table + "\n")
     drift = known_failure_drift(columns) if args.check_known else []
     for line in drift:
         print(line)

@@ -23,7 +23,7 @@ RUNTIME_NAMES = ("thread", "subprocess")
 ``SubprocessRuntime`` with the default policy)."""
 
 SNIPPET_TIMEOUT_S = 20.0
-"""Per-snippet timeout: far above any snippet's need (the slowest sleeps 1 s)."""
+"""Per-snippet timeout: far above any snippet's need (none should wait for a slow_query)."""
 
 _NAMESPACES: dict[bool, dict[str, ToolProjection]] = {}
 
