@@ -55,8 +55,10 @@ def run_in_this_process(code: str) -> dict[str, Any]:
     stdout, stderr = io.StringIO(), io.StringIO()
     return_code, error_type = 0, None
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            compiled = compile(code, "<snippet>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        try:  # dont_inherit: this module's `from __future__ import annotations` must not leak
+            compiled = compile(
+                code, "<snippet>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+            )
             if compiled.co_flags & inspect.CO_COROUTINE:
                 asyncio.run(eval(compiled, namespace))
             else:
