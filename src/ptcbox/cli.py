@@ -82,6 +82,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         "cost of the sandbox guards per kind of code, vs plain exec",
         benchmark_file("sandbox_overhead"),
     ),
+    "corpus": (
+        "share of model-style snippets each runtime runs exactly as CPython does",
+        benchmark_file("corpus"),
+    ),
 }
 """``ptcbox bench`` subcommands: name -> (help text, loader of the entry point)."""
 
