@@ -7,13 +7,16 @@
   :func:`count_tokens`.
 - One turn: :func:`step` / :class:`StepResult` (the kosong design); the loop:
   :class:`Agent` with events, hooks, interrupts and queued user messages.
-- Models: :class:`OpenAIChatProvider` (the official SDK, any compatible endpoint),
-  :class:`ScriptedProvider` and :class:`ScriptedOpenAIServer` (scripted, for tests,
-  demos and benchmarks).
+- Models: :class:`OpenAIChatProvider` and :class:`OpenAIResponsesProvider` (the
+  official ``openai`` SDK, any compatible endpoint), :class:`AnthropicProvider` (the
+  ``anthropic`` SDK, extra ``ptcbox[anthropic]``), :class:`ScriptedProvider` and
+  :class:`ScriptedOpenAIServer` (scripted, for tests, demos and benchmarks; the server
+  speaks all three APIs).
 - History: :func:`repair_tool_history` (applied before every request).
 """
 
 from ptcbox.agent_glue._agent import Agent
+from ptcbox.agent_glue._anthropic import AnthropicProvider
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._events import (
     AfterToolCall,
@@ -45,9 +48,16 @@ from ptcbox.agent_glue._provider import (
     ToolCallPart,
 )
 from ptcbox.agent_glue._registry import ToolRegistry, Toolset
+from ptcbox.agent_glue._responses import OpenAIResponsesProvider
 from ptcbox.agent_glue._run_code import RunCodeTool
 from ptcbox.agent_glue._schemas import SchemaFormat, ToolDefinition
-from ptcbox.agent_glue._scripted import ScriptedError, ScriptedProvider, ScriptedTurn
+from ptcbox.agent_glue._scripted import (
+    ScriptedError,
+    ScriptedProvider,
+    ScriptedStreamFault,
+    ScriptedTurn,
+    StreamFault,
+)
 from ptcbox.agent_glue._step import StepResult, step
 from ptcbox.agent_glue._tokens import count_request_tokens
 from ptcbox.agent_glue._tool import Tool, tool
@@ -61,6 +71,7 @@ __all__ = [
     "AgentEvent",
     "AgentRunResult",
     "AgentStart",
+    "AnthropicProvider",
     "BeforeToolCall",
     "BlockToolCall",
     "ChatProvider",
@@ -69,14 +80,17 @@ __all__ = [
     "Message",
     "MessageDelta",
     "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
     "RunCodeTool",
     "SchemaFormat",
     "ScriptedError",
     "ScriptedOpenAIServer",
     "ScriptedProvider",
+    "ScriptedStreamFault",
     "ScriptedTurn",
     "StepResult",
     "StopReason",
+    "StreamFault",
     "StreamedMessage",
     "StreamedPart",
     "TextPart",
