@@ -38,9 +38,11 @@ SECOND_CALL_STARTS = {"chat": 4, "responses": 6, "anthropic": 6}
 @pytest.mark.parametrize("kind", PROVIDER_KINDS)
 @pytest.mark.parametrize("status", [400, 429, 500, 503])
 async def test_http_errors_are_typed(kind: str, status: int) -> None:
-    with ScriptedOpenAIServer([ScriptedError(f"scripted {status}", status)]) as server:
-        with pytest.raises(ChatProviderError, match=f"scripted {status}") as caught:
-            await step(provider_for(kind, server), "", ToolRegistry(), [Message.user("hi")])
+    with (
+        ScriptedOpenAIServer([ScriptedError(f"scripted {status}", status)]) as server,
+        pytest.raises(ChatProviderError, match=f"scripted {status}") as caught,
+    ):
+        await step(provider_for(kind, server), "", ToolRegistry(), [Message.user("hi")])
     assert caught.value.status_code == status
     sdk_error = anthropic.APIStatusError if kind == "anthropic" else openai.APIStatusError
     assert isinstance(caught.value.__cause__, sdk_error)
@@ -95,17 +97,21 @@ async def test_a_broken_stream_cancels_the_started_tool_call_first(kind: str, fa
 @pytest.mark.parametrize("kind", PROVIDER_KINDS)
 async def test_a_stream_cut_before_the_first_call_completes(kind: str) -> None:
     turn = ScriptedTurn("Thinking about it.", [("slow", {"n": 1})])
-    with ScriptedOpenAIServer([ScriptedStreamFault(turn, after=2)], chunk_chars=3) as server:
-        with pytest.raises(ChatProviderError, match="stream"):
-            await step(provider_for(kind, server), "", ToolRegistry(), [Message.user("go")])
+    with (
+        ScriptedOpenAIServer([ScriptedStreamFault(turn, after=2)], chunk_chars=3) as server,
+        pytest.raises(ChatProviderError, match="stream"),
+    ):
+        await step(provider_for(kind, server), "", ToolRegistry(), [Message.user("go")])
 
 
 @pytest.mark.parametrize("kind", PROVIDER_KINDS)
 async def test_a_fault_on_a_non_streaming_request_is_an_http_500(kind: str) -> None:
     turn = ScriptedTurn("x")
-    with ScriptedOpenAIServer([ScriptedStreamFault(turn)]) as server:
-        with pytest.raises(ChatProviderError) as caught:
-            await step(provider_for(kind, server, stream=False), "", ToolRegistry(), [])
+    with (
+        ScriptedOpenAIServer([ScriptedStreamFault(turn)]) as server,
+        pytest.raises(ChatProviderError) as caught,
+    ):
+        await step(provider_for(kind, server, stream=False), "", ToolRegistry(), [])
     assert caught.value.status_code == 500
 
 

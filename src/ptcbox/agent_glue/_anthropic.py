@@ -125,7 +125,7 @@ class AnthropicProvider:
         }
         system = [text for text in (system_prompt, *extra_system) if text]
         if system:
-            blocks = [{"type": "text", "text": "\n\n".join(system)}]
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": "\n\n".join(system)}]
             if self._cache_prompt:
                 blocks[-1]["cache_control"] = dict(_EPHEMERAL)
             body["system"] = blocks
@@ -190,12 +190,14 @@ def to_anthropic_messages(history: Sequence[Message]) -> tuple[list[str], list[d
         if message.role == "system":
             system.append(message.content)
         elif message.role == "assistant":
-            blocks = [{"type": "text", "text": message.content}] if message.content else []
-            blocks.extend(
+            content: list[dict[str, Any]] = (
+                [{"type": "text", "text": message.content}] if message.content else []
+            )
+            content.extend(
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call)}
                 for call in message.tool_calls
             )
-            add("assistant", blocks)
+            add("assistant", content)
         elif message.role == "tool":
             result: dict[str, Any] = {
                 "type": "tool_result",

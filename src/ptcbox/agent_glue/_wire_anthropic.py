@@ -152,6 +152,7 @@ def _events(
     yield "message_start", {"type": "message_start", "message": start}
     yield "ping", {"type": "ping"}
     index = 0
+    block: dict[str, Any]
     if turn.text:
         block = {"type": "text", "text": ""}
         yield (
