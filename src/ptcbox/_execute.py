@@ -310,13 +310,32 @@ def execute(
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
     options = _options(timeout, extra_globals, on_tool_call, on_output)
+    return run_blocking(
+        lambda where: _run(code, namespace, runtime, policy, where=where, options=options)
+    )
+
+
+def run_blocking(
+    make: Callable[[Literal["private-loop", "own-thread"]], Coroutine[Any, Any, _T]],
+) -> _T:
+    """Run a coroutine to completion from sync code; block the calling thread until then.
+
+    The one mechanism behind every sync entry point (``execute``, ``Agent.run_sync``):
+    the coroutine runs on ptcbox's private event-loop thread, so a loop already running
+    in the calling thread (Jupyter) is never touched. Called on the private loop itself
+    (from an async tool or callback running there), blocking it would deadlock, so the
+    coroutine gets a fresh loop in a helper thread instead.
+
+    Args:
+        make: Builds the coroutine; told where it will run (``"private-loop"`` or
+            ``"own-thread"``).
+
+    Returns:
+        The coroutine's result; its exception propagates.
+    """
     if _LOOP.is_loop_thread():
-        # Called from an async tool or callback running on the private loop itself:
-        # blocking that loop would deadlock, so use a fresh loop in a helper thread.
-        return _run_in_new_thread(
-            lambda: _run(code, namespace, runtime, policy, where="own-thread", options=options)
-        )
-    return _LOOP.run(_run(code, namespace, runtime, policy, where="private-loop", options=options))
+        return _run_in_new_thread(lambda: make("own-thread"))
+    return _LOOP.run(make("private-loop"))
 
 
 def _options(

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from ptcbox._execute import run_blocking
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._events import (
     AfterToolCall,
@@ -206,6 +207,28 @@ class Agent:
         outcome = AgentRunResult(new, final, usage, steps, stop)
         self._emit(AgentEnd(outcome))
         return outcome
+
+    def run_sync(self, prompt: str | None = None) -> AgentRunResult:
+        """Run like :meth:`run` from sync code; blocks until the run ends.
+
+        Safe in a plain script and in Jupyter (or any thread whose event loop is
+        running): the run happens on ptcbox's private event-loop thread, the one
+        ``ptcbox.execute()`` uses, so ``on_event``, the hooks and async tools run there.
+        Async clients inside the provider bind to that loop on first use, so use one
+        agent either with ``run_sync`` or with ``await run`` on your own loop, not both.
+        Ctrl-C cancels the run (unfinished tool calls are cancelled and awaited).
+
+        Args:
+            prompt: As for :meth:`run`.
+
+        Returns:
+            As for :meth:`run`.
+
+        Raises:
+            RuntimeError: If the agent is already running.
+            ChatProviderError: If the model API fails (the history stays valid).
+        """
+        return run_blocking(lambda _where: self.run(prompt))
 
     async def stream(self, prompt: str | None = None) -> AsyncIterator[AgentEvent]:
         """Run like :meth:`run` and yield every event; the last one is :class:`AgentEnd`.
