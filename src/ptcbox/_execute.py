@@ -33,6 +33,7 @@ import anyio
 
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
+from ptcbox._tracing import ExecutionSpan
 from ptcbox.projections import ToolProjection, binder_for
 from ptcbox.runtimes import (
     CodeRuntime,
@@ -254,8 +255,15 @@ async def aexecute(
     _check_code(code)
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
-    options = _options(timeout, extra_globals, on_tool_call, on_output)
-    return await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
+    trace = _execution_span(runtime, policy, timeout)
+    options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
+    try:
+        result = await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
+    except BaseException as exc:
+        trace.finish(None, exc)
+        raise
+    trace.finish(result)
+    return result
 
 
 def execute(
@@ -309,10 +317,27 @@ def execute(
     _check_code(code)
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
-    options = _options(timeout, extra_globals, on_tool_call, on_output)
-    return run_blocking(
-        lambda where: _run(code, namespace, runtime, policy, where=where, options=options)
-    )
+    trace = _execution_span(runtime, policy, timeout)
+    options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
+    try:
+        result = run_blocking(
+            lambda where: _run(code, namespace, runtime, policy, where=where, options=options)
+        )
+    except BaseException as exc:
+        trace.finish(None, exc)
+        raise
+    trace.finish(result)
+    return result
+
+
+def _execution_span(
+    runtime: CodeRuntime | str | None, policy: SandboxPolicy | None, timeout: float | None
+) -> ExecutionSpan:
+    if runtime is None or isinstance(runtime, str):
+        kind = runtime or DEFAULT_RUNTIME
+        name = {"thread": "ThreadRuntime", "subprocess": "SubprocessRuntime"}.get(kind, kind)
+        return ExecutionSpan(name, policy, timeout)
+    return ExecutionSpan(type(runtime).__name__, getattr(runtime, "policy", None), timeout)
 
 
 def run_blocking(

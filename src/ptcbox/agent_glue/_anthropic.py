@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import (
@@ -68,6 +68,9 @@ class AnthropicProvider:
         ImportError: If the ``anthropic`` SDK is not installed (``pip install
             'ptcbox[anthropic]'``).
     """
+
+    provider_name: ClassVar[str] = "anthropic"
+    """The ``gen_ai.provider.name`` of this provider's spans."""
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ OpenAI-compatible endpoint (``AsyncOpenAI(base_url=...)``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import (
@@ -48,6 +48,9 @@ class OpenAIChatProvider:
     Raises:
         TypeError: If ``client`` is the sync ``openai.OpenAI``.
     """
+
+    provider_name: ClassVar[str] = "openai"
+    """The ``gen_ai.provider.name`` of this provider's spans."""
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ unless asked, since the full history is sent each turn.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import (
@@ -53,6 +53,9 @@ class OpenAIResponsesProvider:
     Raises:
         TypeError: If ``client`` is the sync ``openai.OpenAI``.
     """
+
+    provider_name: ClassVar[str] = "openai"
+    """The ``gen_ai.provider.name`` of this provider's spans."""
 
     def __init__(
         self,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from ptcbox._result import ToolCallRecord
+from ptcbox._tracing import ExecutionSpan
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._registry import ToolRegistry
 from ptcbox.agent_glue._tool import Tool
@@ -185,14 +186,21 @@ class RunCodeTool(Tool):
         def on_tool_call(record: ToolCallRecord) -> None:
             context.report({"tool_call": record.to_dict()})
 
-        result = await self.runtime.execute(
-            code,
-            namespace,
-            timeout=limit,
-            extra_globals=self._extra_globals,
-            on_tool_call=on_tool_call,
-            on_output=on_output,
-        )
+        runtime = self.runtime
+        trace = ExecutionSpan(type(runtime).__name__, getattr(runtime, "policy", None), limit)
+        try:
+            result = await runtime.execute(
+                code,
+                namespace,
+                timeout=limit,
+                extra_globals=self._extra_globals,
+                on_tool_call=trace.wrap(on_tool_call),
+                on_output=on_output,
+            )
+        except BaseException as exc:
+            trace.finish(None, exc)
+            raise
+        trace.finish(result)
         text = result.render(self._max_result_chars)
         return ToolResult(ok=result.ok, output=result, error=None if result.ok else text, text=text)
 

@@ -13,7 +13,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from ptcbox.agent_glue._messages import Message, ToolCall, Usage
 from ptcbox.agent_glue._provider import (
@@ -211,6 +211,9 @@ class ScriptedProvider:
     ``input_tokens``); usage is ``input_tokens`` of the request and ``o200k_base``
     tokens of the turn's text, tool names and arguments.
     """
+
+    provider_name: ClassVar[str] = "ptcbox.scripted"
+    """The ``gen_ai.provider.name`` of this provider's spans."""
 
     def __init__(
         self,
