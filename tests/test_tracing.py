@@ -101,6 +101,31 @@ def test_execute_alone_is_one_span_with_its_outcome(spans: InMemorySpanExporter)
     assert call.name == "execute_tool double" and call.attributes["ptcbox.tool.ok"] is True
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_denied_nested_call_is_a_failed_span(
+    spans: InMemorySpanExporter, anyio_backend: str
+) -> None:
+    from ptcbox.agent_glue import Deny
+
+    def pay(amount: int) -> str:
+        return "paid"
+
+    runtime = ThreadRuntime()
+    try:
+        run_code = RunCodeTool([pay], runtime=runtime, approve=lambda request: Deny("no"))
+        outcome = await run_code.execute(
+            {"code": "try:\n    pay(amount=5)\nexcept ToolError:\n    pass"}
+        )
+    finally:
+        await runtime.aclose()
+    assert outcome.ok
+    (call,) = [s for s in spans.get_finished_spans() if s.name == "execute_tool pay"]
+    assert call.attributes["ptcbox.tool.ok"] is False
+    assert call.attributes["error.type"] == "PermissionError"
+    assert call.status.status_code == trace.StatusCode.ERROR
+
+
 def test_without_opentelemetry_nothing_changes() -> None:
     code = (
         "import sys\nsys.modules['opentelemetry'] = None\n"

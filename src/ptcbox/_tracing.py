@@ -103,6 +103,14 @@ def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _error_type(record: ToolCallRecord) -> str | None:
+    """The exception type of a failed call (``"PermissionError: ..."`` -> its name)."""
+    if record.ok or not record.error:
+        return None
+    head = record.error.split(":", 1)[0].strip()
+    return head if head.isidentifier() else "ToolError"
+
+
 def _size(value: Any) -> int:
     try:
         return len(json.dumps(to_jsonable(value), ensure_ascii=False).encode())
@@ -176,6 +184,7 @@ class ExecutionSpan:
                     "ptcbox.tool.ok": record.ok,
                     "ptcbox.tool.duration_s": record.duration_s,
                     "ptcbox.tool.argument_bytes": _size(record.arguments),
+                    "error.type": _error_type(record),
                 }
             ),
         )

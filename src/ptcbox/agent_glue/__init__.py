@@ -13,10 +13,19 @@
   :class:`ScriptedOpenAIServer` (scripted, for tests, demos and benchmarks; the server
   speaks all three APIs).
 - History: :func:`repair_tool_history` (applied before every request).
+- Approvals for the tool calls code makes: ``RunCodeTool(approve=hook)`` with
+  :class:`ApprovalRequest`, :class:`Approve`, :class:`Deny`; ``Tool(requires_approval=True)``.
 """
 
 from ptcbox.agent_glue._agent import Agent
 from ptcbox.agent_glue._anthropic import AnthropicProvider
+from ptcbox.agent_glue._approval import (
+    ApprovalDecision,
+    ApprovalHook,
+    ApprovalRequest,
+    Approve,
+    Deny,
+)
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._events import (
     AfterToolCall,
@@ -72,11 +81,16 @@ __all__ = [
     "AgentRunResult",
     "AgentStart",
     "AnthropicProvider",
+    "ApprovalDecision",
+    "ApprovalHook",
+    "ApprovalRequest",
+    "Approve",
     "BeforeToolCall",
     "BlockToolCall",
     "ChatProvider",
     "ChatProviderError",
     "ChatRequest",
+    "Deny",
     "Message",
     "MessageDelta",
     "OpenAIChatProvider",
