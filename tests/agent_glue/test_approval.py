@@ -165,3 +165,38 @@ async def test_an_async_hook_keeps_gather_concurrent(
 def test_approval_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="approval_timeout must be positive"):
         RunCodeTool(approval_timeout=0)
+
+
+async def test_the_agent_hook_sees_nested_calls(code_runtime: CodeRuntime) -> None:
+    from ptcbox.agent_glue import BlockToolCall, ToolCall, approval_from_hook
+
+    seen: list[ToolCall] = []
+
+    def before_tool_call(call: ToolCall) -> ToolCall | BlockToolCall | None:
+        seen.append(call)
+        if call.name == "delete_account":
+            return BlockToolCall("deleting is for humans")
+        if call.name == "transfer":
+            return ToolCall(call.id, call.name, '{"account": "audited", "amount": 1}')
+        return None
+
+    code = """
+print(balance(account="a"))
+print(transfer(account="b", amount=999))
+try:
+    delete_account(account="a")
+except ToolError as err:
+    print(err)
+"""
+    result = await _run(code_runtime, code, approve=approval_from_hook(before_tool_call))
+    assert result.ok, result.error
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["100.0", "moved 1.00 to audited"]
+    assert "deleting is for humans" in lines[2]
+    assert [(c.id, c.name) for c in seen] == [
+        ("call_7.1", "balance"),
+        ("call_7.2", "transfer"),
+        ("call_7.3", "delete_account"),
+    ]
+    assert seen[1].arguments == '{"account": "b", "amount": 999}'
+    assert received == [{"account": "audited", "amount": 1}]

@@ -25,6 +25,7 @@ from ptcbox.agent_glue._approval import (
     ApprovalRequest,
     Approve,
     Deny,
+    approval_from_hook,
 )
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._events import (
@@ -123,6 +124,7 @@ __all__ = [
     "TurnEnd",
     "TurnStart",
     "Usage",
+    "approval_from_hook",
     "count_request_tokens",
     "count_tokens",
     "render_stubs",

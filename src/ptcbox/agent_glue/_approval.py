@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -28,6 +29,9 @@ from typing import Any, TypeAlias
 import anyio
 import anyio.to_thread
 
+from ptcbox._jsonable import to_jsonable
+from ptcbox.agent_glue._events import BeforeToolCall, BlockToolCall
+from ptcbox.agent_glue._messages import ToolCall
 from ptcbox.projections import ToolProjection, binder_for
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "Approve",
     "ApprovingProjection",
     "Deny",
+    "approval_from_hook",
     "decide",
 ]
 
@@ -135,6 +140,42 @@ async def decide(
         f"the approval hook returned {type(decision).__name__}, not a decision "
         "(True, False, None, Approve or Deny), so the call was not made"
     )
+
+
+def approval_from_hook(before_tool_call: BeforeToolCall) -> ApprovalHook:
+    """Let an agent's ``before_tool_call`` hook see (and block or edit) nested calls too.
+
+    ``RunCodeTool(tools, approve=approval_from_hook(hook))`` gives ``hook`` each call the
+    code makes as a :class:`ToolCall` with id ``"<run_code call id>.<n>"`` and the
+    arguments as JSON; a :class:`BlockToolCall` denies it with its reason, a returned
+    ``ToolCall`` allows it with that call's arguments, ``None`` allows it unchanged.
+
+    Args:
+        before_tool_call: The agent hook (sync or async).
+
+    Returns:
+        An async approval hook.
+    """
+
+    async def approve(request: ApprovalRequest) -> Approve | Deny:
+        call = ToolCall(
+            f"{request.run_code_call_id}.{request.number}",
+            request.tool_name,
+            json.dumps(to_jsonable(dict(request.arguments)), ensure_ascii=False),
+        )
+        decision: Any = before_tool_call(call)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        if isinstance(decision, BlockToolCall):
+            return Deny(decision.reason)
+        if isinstance(decision, ToolCall):
+            arguments = json.loads(decision.arguments or "{}")
+            if not isinstance(arguments, dict):
+                return Deny("the before_tool_call hook rewrote the arguments to a non-object")
+            return Approve(arguments=arguments)
+        return Approve()
+
+    return approve
 
 
 class ApprovingProjection:
