@@ -125,3 +125,13 @@ def test_sync_clients_are_refused_with_the_fix() -> None:
     sync_anthropic = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9")
     with pytest.raises(TypeError, match=r"needs an async client \(anthropic\.AsyncAnthropic\)"):
         AnthropicProvider(sync_anthropic, "m")  # type: ignore[arg-type]
+
+
+async def test_the_scripted_provider_plays_a_fault_too() -> None:
+    from ptcbox.agent_glue import ScriptedProvider
+
+    turn = ScriptedTurn("partial text", [("add", {"a": 1})])
+    provider = ScriptedProvider([ScriptedStreamFault(turn, after=1)], chunk_chars=4)
+    with pytest.raises(ChatProviderError, match="stream broke: scripted disconnect"):
+        await step(provider, "", ToolRegistry(), [Message.user("x")])
+    assert provider.remaining == 0

@@ -202,7 +202,8 @@ class ScriptedProvider:
 
     Args:
         turns: The script: :class:`ScriptedTurn`, plain text (a final answer),
-            :class:`ScriptedError`, or a function ``(ChatRequest) -> turn``.
+            :class:`ScriptedError`, :class:`ScriptedStreamFault` (parts, then a
+            ``ChatProviderError``), or a function ``(ChatRequest) -> turn``.
         model_name: Reported as the model's name.
         chunk_chars: Streamed parts carry at most this many characters.
         delay: Seconds to wait before each streamed part (to exercise streaming).
