@@ -16,6 +16,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from ptcbox import CodeResult
 from ptcbox.agent_glue import RunCodeTool, ToolRegistry
 from ptcbox.demo import GATHER_SNIPPET, SEQUENTIAL_SNIPPET, TASK, ExpenseTools, expected_answer
 from ptcbox.integrations.langchain import run_code_tool
@@ -50,6 +51,9 @@ async def test_a_langchain_tool_loop_solves_the_demo_task(
     tool_message = history[2]
     assert isinstance(tool_message, ToolMessage) and tool_message.tool_call_id == "call_1"
     assert "[value] " in str(tool_message.content)
+    code_result = tool_message.artifact
+    assert isinstance(code_result, CodeResult) and code_result.ok
+    assert len(code_result.tool_calls) == 29
     for row in expected_answer(demo_db):
         assert f"{row['name']}: ${row['over_by']:,.2f} over" in str(history[-1].content)
     # what a tool-calling model is offered: the stubs and the {code, timeout} schema
@@ -62,6 +66,7 @@ def test_invoke_is_sync_and_safe_under_a_running_loop(demo_db: Path) -> None:
     run_code = RunCodeTool(ToolRegistry(ExpenseTools(demo_db).as_list()))
 
     async def notebook_cell() -> str:
+        # plain arguments (not a tool call) give the content only
         return str(run_code_tool(run_code).invoke({"code": SEQUENTIAL_SNIPPET, "timeout": 20}))
 
     try:

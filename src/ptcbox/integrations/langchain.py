@@ -24,8 +24,9 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 
 from ptcbox._execute import run_blocking
+from ptcbox._result import CodeResult
 from ptcbox.agent_glue import RunCodeTool
-from ptcbox.integrations._common import require_run_code, run_code_text
+from ptcbox.integrations._common import require_run_code
 
 __all__ = ["run_code_tool"]
 
@@ -39,20 +40,24 @@ def run_code_tool(run_code: RunCodeTool) -> StructuredTool:
     Returns:
         The tool: ``run_code.name``, its description (tools as Python stubs) and its JSON
         schema as ``args_schema`` (``code``, optional ``timeout`` in seconds), answering
-        with ``CodeResult.render()``; sync (``invoke``) and async (``ainvoke``).
+        with ``CodeResult.render()`` as content and the :class:`~ptcbox.CodeResult` as
+        the ``ToolMessage``'s artifact (``None`` when the arguments were invalid); sync
+        (``invoke``) and async (``ainvoke``).
 
     Raises:
         TypeError: If ``run_code`` is not a :class:`RunCodeTool`.
     """
     require_run_code(run_code, "run_code_tool")
 
-    async def arun(code: str, timeout: float | None = None) -> str:
+    async def arun(code: str, timeout: float | None = None) -> tuple[str, CodeResult | None]:
         arguments: dict[str, Any] = {"code": code}
         if timeout is not None:
             arguments["timeout"] = timeout
-        return await run_code_text(run_code, arguments)
+        result = await run_code.execute(arguments)
+        output = result.output if isinstance(result.output, CodeResult) else None
+        return result.content, output
 
-    def run(code: str, timeout: float | None = None) -> str:
+    def run(code: str, timeout: float | None = None) -> tuple[str, CodeResult | None]:
         return run_blocking(lambda _where: arun(code, timeout))
 
     return StructuredTool.from_function(
@@ -61,4 +66,5 @@ def run_code_tool(run_code: RunCodeTool) -> StructuredTool:
         name=run_code.name,
         description=run_code.description,
         args_schema=run_code.parameters,
+        response_format="content_and_artifact",
     )
