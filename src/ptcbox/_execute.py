@@ -375,8 +375,11 @@ def _options(
     }
 
 
-# looked up at each call, so make_runtime stays replaceable (tests record what it makes)
-_LOOP = BackgroundLoop(lambda kind: make_runtime(kind), aclose_runtime)  # noqa: PLW0108
+def _make_shared(kind: str) -> CodeRuntime:
+    return make_runtime(kind)  # the module's make_runtime as it is at call time
+
+
+_LOOP = BackgroundLoop(_make_shared, aclose_runtime)
 atexit.register(_LOOP.shutdown)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_LOOP.forget)

@@ -1,9 +1,8 @@
-"""ptcbox's private event loop: one daemon thread that runs the sync entry points' work.
+"""The private event loop of :func:`ptcbox.execute`: one daemon thread, started on use.
 
-``execute()``, ``Agent.run_sync()`` and LangChain's sync ``invoke`` hand their coroutine to
-this loop (see ``ptcbox._execute.run_blocking``), so a loop already running in the
-calling thread (Jupyter) is never touched. The loop also keeps the shared default
-runtimes; it is started on first use and stopped at interpreter exit.
+It also keeps the shared default runtimes (one per kind) that live on it; it gets the
+functions that make and close them from :mod:`ptcbox._execute`, so it imports nothing
+of the facade.
 """
 
 from __future__ import annotations
@@ -16,13 +15,14 @@ from typing import Any, TypeVar
 
 from ptcbox.runtimes import CodeRuntime
 
-__all__ = ["BackgroundLoop", "run_in_new_thread", "serve"]
+__all__ = ["BackgroundLoop", "run_in_new_thread"]
 
 _T = TypeVar("_T")
 _CLOSE_WAIT_S = 5.0
 
 
 def run_in_new_thread(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """Run ``make()`` with ``asyncio.run`` in a new thread and wait for its result."""
     outcome: list[tuple[bool, Any]] = []
 
     def target() -> None:
@@ -44,14 +44,14 @@ class BackgroundLoop:
     """An event loop in a daemon thread, plus the shared default runtimes living on it.
 
     Args:
-        make_runtime: Creates a runtime by name (``"thread"``, ``"subprocess"``).
-        close_runtime: Closes one.
+        make_runtime: Builds the shared runtime of a kind (``"thread"``, ...), on the loop.
+        close_runtime: Closes one of them at :meth:`shutdown`.
     """
 
     def __init__(
         self,
         make_runtime: Callable[[str], CodeRuntime],
-        close_runtime: Callable[[object], Awaitable[None]],
+        close_runtime: Callable[[CodeRuntime], Awaitable[None]],
     ) -> None:
         self._make_runtime = make_runtime
         self._close_runtime = close_runtime
@@ -61,6 +61,7 @@ class BackgroundLoop:
         self._runtimes: dict[str, CodeRuntime] = {}
 
     def is_loop_thread(self) -> bool:
+        """Whether the calling thread is the loop's own."""
         return self._thread is not None and threading.current_thread() is self._thread
 
     def _ensure(self) -> asyncio.AbstractEventLoop:
@@ -69,7 +70,7 @@ class BackgroundLoop:
                 loop = asyncio.new_event_loop()
                 ready = threading.Event()
                 thread = threading.Thread(
-                    target=serve, args=(loop, ready), name="ptcbox-execute-loop", daemon=True
+                    target=_serve, args=(loop, ready), name="ptcbox-execute-loop", daemon=True
                 )
                 thread.start()
                 ready.wait()
@@ -81,6 +82,7 @@ class BackgroundLoop:
         return self._ensure()
 
     def shared_runtime(self, kind: str) -> CodeRuntime:
+        """The shared default runtime of ``kind``, made on first use."""
         # Only called on the loop thread, so no lock is needed for the dict.
         runtime = self._runtimes.get(kind)
         if runtime is None:
@@ -88,6 +90,7 @@ class BackgroundLoop:
         return runtime
 
     def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coro`` on the loop and block the calling thread until it is done."""
         loop = self._ensure()
         finished = threading.Event()
 
@@ -132,7 +135,7 @@ class BackgroundLoop:
         self._loop, self._thread, self._runtimes = None, None, {}
 
 
-def serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
+def _serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
     asyncio.set_event_loop(loop)
     loop.call_soon(ready.set)
     try:
