@@ -84,8 +84,36 @@ def test_cli_tools_module_through_the_module_form() -> None:
     assert '"value": "Nairobi"' in done.stdout
 
 
+@pytest.mark.parametrize(
+    "example", ["pydantic_ai_agent.py", "openai_agents_agent.py", "langchain_agent.py"]
+)
+def test_framework_examples_answer_the_demo_question(example: str, tmp_path: Path) -> None:
+    from ptcbox.demo import create_database, expected_answer
+
+    environment = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / example)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**environment, "NO_COLOR": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    expected = expected_answer(create_database(tmp_path / "expenses.db"))
+    answer = done.stdout.split("A:\n", 1)[1]
+    assert answer.splitlines()[: len(expected)] == [
+        f"- {row['name']}: ${row['over_by']:,.2f} over" for row in expected
+    ]
+    if example != "langchain_agent.py":  # the fake chat model reports no usage
+        assert re.search(r"usage: 2 requests, [1-9]\d* input \+ [1-9]\d* output tokens", answer)
+
+
+FRAMEWORK_EXAMPLES = {"pydantic_ai_agent.py", "openai_agents_agent.py", "langchain_agent.py"}
+
+
 def test_every_example_is_tested() -> None:
-    tested = {"basic.py", "async_gather.py", "sessions.py", "cli_tools.py"}
+    tested = {"basic.py", "async_gather.py", "sessions.py", "cli_tools.py", *FRAMEWORK_EXAMPLES}
     present = {path.name for path in EXAMPLES.glob("*.py")}
     assert present - tested - set(TESTED_ELSEWHERE) == set()
     assert tested <= present

@@ -11,7 +11,9 @@ from ptcbox._toolset import resolve_tools
 from ptcbox.agent_glue import (
     Agent,
     AgentRunResult,
+    AnthropicProvider,
     OpenAIChatProvider,
+    OpenAIResponsesProvider,
     RunCodeTool,
     ScriptedProvider,
     StepResult,
@@ -44,6 +46,7 @@ from ptcbox.sandbox import SandboxPolicy
 __all__ = [
     "Agent",
     "AgentRunResult",
+    "AnthropicProvider",
     "ArithmeticLimitExceeded",
     "CPUTimeLimitExceeded",
     "CodeResult",
@@ -52,6 +55,7 @@ __all__ = [
     "LimitExceeded",
     "MemoryLimitExceeded",
     "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
     "PolicyViolation",
     "PtcboxError",
     "RunCodeTool",

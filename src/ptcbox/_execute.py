@@ -6,7 +6,7 @@ that runs in one daemon thread (``ptcbox-execute-loop``), started on first use a
 stopped at interpreter exit, and blocks the calling thread until the result is ready.
 The caller's own loop (if any) is never used, so ``asyncio.run() cannot be called from a
 running event loop`` cannot happen; async tools and ``on_tool_call`` run on the private
-loop (:mod:`ptcbox._loop`).
+loop.
 
 Runtime lifetime: ``runtime=None`` or a runtime name with no ``policy`` uses a *shared
 default* runtime per kind, which lives on the private loop until interpreter exit (so a
@@ -24,14 +24,15 @@ import atexit
 import functools
 import inspect
 import os
-from collections.abc import Awaitable, Mapping
-from typing import Any, Final, Literal
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, Final, Literal, TypeVar
 
 import anyio
 
 from ptcbox._loop import BackgroundLoop, run_in_new_thread
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
+from ptcbox._tracing import ExecutionSpan
 from ptcbox.projections import ToolProjection, binder_for
 from ptcbox.runtimes import (
     CodeRuntime,
@@ -51,6 +52,8 @@ RUNTIME_NAMES: Final[tuple[str, ...]] = ("thread", "subprocess")
 DEFAULT_RUNTIME: Final[str] = "subprocess"
 """The runtime used when none is given: process isolation with OS-enforced limits, the
 safe choice for model-written code. ``"thread"`` is faster and in-process."""
+
+_T = TypeVar("_T")
 
 
 def make_runtime(kind: str, policy: SandboxPolicy | None = None) -> CodeRuntime:
@@ -250,8 +253,15 @@ async def aexecute(
     _check_code(code)
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
-    options = _options(timeout, extra_globals, on_tool_call, on_output)
-    return await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
+    trace = _execution_span(runtime, policy, timeout)
+    options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
+    try:
+        result = await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
+    except BaseException as exc:
+        trace.finish(None, exc)
+        raise
+    trace.finish(result)
+    return result
 
 
 def execute(
@@ -305,14 +315,50 @@ def execute(
     _check_code(code)
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
-    options = _options(timeout, extra_globals, on_tool_call, on_output)
-    if _LOOP.is_loop_thread():
-        # Called from an async tool or callback running on the private loop itself:
-        # blocking that loop would deadlock, so use a fresh loop in a helper thread.
-        return run_in_new_thread(
-            lambda: _run(code, namespace, runtime, policy, where="own-thread", options=options)
+    trace = _execution_span(runtime, policy, timeout)
+    options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
+    try:
+        result = run_blocking(
+            lambda where: _run(code, namespace, runtime, policy, where=where, options=options)
         )
-    return _LOOP.run(_run(code, namespace, runtime, policy, where="private-loop", options=options))
+    except BaseException as exc:
+        trace.finish(None, exc)
+        raise
+    trace.finish(result)
+    return result
+
+
+def _execution_span(
+    runtime: CodeRuntime | str | None, policy: SandboxPolicy | None, timeout: float | None
+) -> ExecutionSpan:
+    if runtime is None or isinstance(runtime, str):
+        kind = runtime or DEFAULT_RUNTIME
+        name = {"thread": "ThreadRuntime", "subprocess": "SubprocessRuntime"}.get(kind, kind)
+        return ExecutionSpan(name, policy, timeout)
+    return ExecutionSpan(type(runtime).__name__, getattr(runtime, "policy", None), timeout)
+
+
+def run_blocking(
+    make: Callable[[Literal["private-loop", "own-thread"]], Coroutine[Any, Any, _T]],
+) -> _T:
+    """Run a coroutine to completion from sync code; block the calling thread until then.
+
+    The one mechanism behind every sync entry point (``execute``, ``Agent.run_sync``):
+    the coroutine runs on ptcbox's private event-loop thread, so a loop already running
+    in the calling thread (Jupyter) is never touched. Called on the private loop itself
+    (from an async tool or callback running there), blocking it would deadlock, so the
+    coroutine gets a fresh loop in a helper thread instead.
+
+    Args:
+        make: Builds the coroutine; told where it will run (``"private-loop"`` or
+            ``"own-thread"``).
+
+    Returns:
+        The coroutine's result; its exception propagates.
+    """
+    if _LOOP.is_loop_thread():
+        return run_in_new_thread(lambda: make("own-thread"))
+    return _LOOP.run(make("private-loop"))
 
 
 def _options(

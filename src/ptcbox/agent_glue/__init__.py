@@ -7,13 +7,26 @@
   :func:`count_tokens`.
 - One turn: :func:`step` / :class:`StepResult` (the kosong design); the loop:
   :class:`Agent` with events, hooks, interrupts and queued user messages.
-- Models: :class:`OpenAIChatProvider` (the official SDK, any compatible endpoint),
-  :class:`ScriptedProvider` and :class:`ScriptedOpenAIServer` (scripted, for tests,
-  demos and benchmarks).
+- Models: :class:`OpenAIChatProvider` and :class:`OpenAIResponsesProvider` (the
+  official ``openai`` SDK, any compatible endpoint), :class:`AnthropicProvider` (the
+  ``anthropic`` SDK, extra ``ptcbox[anthropic]``), :class:`ScriptedProvider` and
+  :class:`ScriptedOpenAIServer` (scripted, for tests, demos and benchmarks; the server
+  speaks all three APIs).
 - History: :func:`repair_tool_history` (applied before every request).
+- Approvals for the tool calls code makes: ``RunCodeTool(approve=hook)`` with
+  :class:`ApprovalRequest`, :class:`Approve`, :class:`Deny`; ``Tool(requires_approval=True)``.
 """
 
 from ptcbox.agent_glue._agent import Agent
+from ptcbox.agent_glue._anthropic import AnthropicProvider
+from ptcbox.agent_glue._approval import (
+    ApprovalDecision,
+    ApprovalHook,
+    ApprovalRequest,
+    Approve,
+    Deny,
+    approval_from_hook,
+)
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._events import (
     AfterToolCall,
@@ -45,9 +58,16 @@ from ptcbox.agent_glue._provider import (
     ToolCallPart,
 )
 from ptcbox.agent_glue._registry import ToolRegistry, Toolset
+from ptcbox.agent_glue._responses import OpenAIResponsesProvider
 from ptcbox.agent_glue._run_code import RunCodeTool
 from ptcbox.agent_glue._schemas import SchemaFormat, ToolDefinition
-from ptcbox.agent_glue._scripted import ScriptedError, ScriptedProvider, ScriptedTurn
+from ptcbox.agent_glue._scripted import (
+    ScriptedError,
+    ScriptedProvider,
+    ScriptedStreamFault,
+    ScriptedTurn,
+    StreamFault,
+)
 from ptcbox.agent_glue._step import StepResult, step
 from ptcbox.agent_glue._tokens import count_request_tokens
 from ptcbox.agent_glue._tool import Tool, tool
@@ -61,22 +81,31 @@ __all__ = [
     "AgentEvent",
     "AgentRunResult",
     "AgentStart",
+    "AnthropicProvider",
+    "ApprovalDecision",
+    "ApprovalHook",
+    "ApprovalRequest",
+    "Approve",
     "BeforeToolCall",
     "BlockToolCall",
     "ChatProvider",
     "ChatProviderError",
     "ChatRequest",
+    "Deny",
     "Message",
     "MessageDelta",
     "OpenAIChatProvider",
+    "OpenAIResponsesProvider",
     "RunCodeTool",
     "SchemaFormat",
     "ScriptedError",
     "ScriptedOpenAIServer",
     "ScriptedProvider",
+    "ScriptedStreamFault",
     "ScriptedTurn",
     "StepResult",
     "StopReason",
+    "StreamFault",
     "StreamedMessage",
     "StreamedPart",
     "TextPart",
@@ -95,6 +124,7 @@ __all__ = [
     "TurnEnd",
     "TurnStart",
     "Usage",
+    "approval_from_hook",
     "count_request_tokens",
     "count_tokens",
     "render_stubs",

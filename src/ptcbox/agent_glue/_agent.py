@@ -17,6 +17,8 @@ from typing import Any
 
 import anyio
 
+from ptcbox._execute import run_blocking
+from ptcbox._tracing import set_attributes, span
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._events import (
     AfterToolCall,
@@ -165,8 +167,13 @@ class Agent:
         if prompt is not None:
             self._messages.append(Message.user(prompt))
         self._emit(AgentStart(prompt))
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": getattr(self.provider, "provider_name", None),
+            "gen_ai.request.model": self.provider.model_name,
+        }
         try:
-            with scope:
+            with span("invoke_agent", attributes) as active, scope:
                 while True:
                     if steps >= self.max_steps:
                         stop = "max_steps"
@@ -193,6 +200,7 @@ class Agent:
                     if not result.tool_calls and not queued:
                         stop = "length" if result.finish_reason == "length" else "completed"
                         break
+                set_attributes(active, _run_attributes(steps, stop, usage))
         finally:
             if turn is not None:
                 self._commit(turn, *turn.interrupted())
@@ -206,6 +214,28 @@ class Agent:
         outcome = AgentRunResult(new, final, usage, steps, stop)
         self._emit(AgentEnd(outcome))
         return outcome
+
+    def run_sync(self, prompt: str | None = None) -> AgentRunResult:
+        """Run like :meth:`run` from sync code; blocks until the run ends.
+
+        Safe in a plain script and in Jupyter (or any thread whose event loop is
+        running): the run happens on ptcbox's private event-loop thread, the one
+        ``ptcbox.execute()`` uses, so ``on_event``, the hooks and async tools run there.
+        Async clients inside the provider bind to that loop on first use, so use one
+        agent either with ``run_sync`` or with ``await run`` on your own loop, not both.
+        Ctrl-C cancels the run (unfinished tool calls are cancelled and awaited).
+
+        Args:
+            prompt: As for :meth:`run`.
+
+        Returns:
+            As for :meth:`run`.
+
+        Raises:
+            RuntimeError: If the agent is already running.
+            ChatProviderError: If the model API fails (the history stays valid).
+        """
+        return run_blocking(lambda _where: self.run(prompt))
 
     async def stream(self, prompt: str | None = None) -> AsyncIterator[AgentEvent]:
         """Run like :meth:`run` and yield every event; the last one is :class:`AgentEnd`.
@@ -286,8 +316,15 @@ class _Turn:
         self.started.append(tool_call)
         agent._emit(ToolExecutionStart(tool_call))
         result: ToolResult | None = None
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_call.name,
+            "gen_ai.tool.call.id": tool_call.id,
+        }
         try:
-            result = await self._run(tool_call)
+            with span(f"execute_tool {tool_call.name}", attributes) as active:
+                result = await self._run(tool_call)
+                set_attributes(active, {"ptcbox.tool.ok": result.ok})
         except Exception as exc:  # a hook failed: the model sees it, the history stays valid
             result = ToolResult.failure(
                 f"tool call failed in a hook: {type(exc).__name__}: {exc}"
@@ -337,6 +374,15 @@ class _Turn:
             if id(call) not in self.results:
                 self.agent._emit(ToolExecutionEnd(call, result, True))
         return message, results, usage
+
+
+def _run_attributes(steps: int, stop: str, usage: Usage) -> dict[str, Any]:
+    return {
+        "ptcbox.agent.steps": steps,
+        "ptcbox.agent.stop_reason": stop,
+        "gen_ai.usage.input_tokens": usage.input_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+    }
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -167,7 +167,10 @@ class Usage:
     Attributes:
         input_tokens: Tokens the model read (prompt, including cached ones).
         output_tokens: Tokens the model wrote (completion).
-        cached_input_tokens: The part of ``input_tokens`` served from the prompt cache.
+        cached_input_tokens: The part of ``input_tokens`` served from the prompt cache
+            (Anthropic's ``cache_read_input_tokens``, OpenAI's ``cached_tokens``).
+        cache_write_input_tokens: The part of ``input_tokens`` written to the prompt
+            cache (Anthropic's ``cache_creation_input_tokens``; 0 for OpenAI).
         requests: How many requests this usage sums up.
 
     ``a + b`` adds two usages field by field.
@@ -177,6 +180,7 @@ class Usage:
     output_tokens: int = 0
     cached_input_tokens: int = 0
     requests: int = 1
+    cache_write_input_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -191,4 +195,5 @@ class Usage:
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             requests=self.requests + other.requests,
+            cache_write_input_tokens=self.cache_write_input_tokens + other.cache_write_input_tokens,
         )

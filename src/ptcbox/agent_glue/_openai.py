@@ -9,7 +9,7 @@ OpenAI-compatible endpoint (``AsyncOpenAI(base_url=...)``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import (
@@ -18,6 +18,8 @@ from ptcbox.agent_glue._provider import (
     StreamedPart,
     TextPart,
     ToolCallPart,
+    broken_stream,
+    require_async_client,
 )
 from ptcbox.agent_glue._schemas import ToolDefinition
 
@@ -42,7 +44,13 @@ class OpenAIChatProvider:
     The request of the last call is kept in :attr:`last_request` (the exact keyword
     arguments given to the SDK) and as a provider-neutral :class:`ChatRequest` in
     :attr:`last_chat_request` (whose ``input_tokens`` counts its tokens).
+
+    Raises:
+        TypeError: If ``client`` is the sync ``openai.OpenAI``.
     """
+
+    provider_name: ClassVar[str] = "openai"
+    """The ``gen_ai.provider.name`` of this provider's spans."""
 
     def __init__(
         self,
@@ -55,6 +63,14 @@ class OpenAIChatProvider:
         parallel_tool_calls: bool | None = None,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
+        import openai  # noqa: PLC0415 - the SDK is imported when first used
+
+        require_async_client(
+            client,
+            provider=type(self).__name__,
+            sync_types=(openai.OpenAI,),
+            wanted="openai.AsyncOpenAI",
+        )
         self._client = client
         self._model = model
         self._stream = stream
@@ -113,10 +129,11 @@ class OpenAIChatProvider:
         return _OpenAIStream(response, streaming=self._stream)
 
 
-def _translate(exc: openai.APIError) -> ChatProviderError:
+def _translate(exc: openai.APIError, *, streaming: bool = False) -> ChatProviderError:
     status = getattr(exc, "status_code", None)
+    where = "the response stream broke: " if streaming else ""
     return ChatProviderError(
-        f"{type(exc).__name__}: {exc.message}",
+        f"{where}{type(exc).__name__}: {exc.message}",
         status_code=status if isinstance(status, int) else None,
     )
 
@@ -153,7 +170,14 @@ class _OpenAIStream:
                 for part in self._chunk(chunk):
                     yield part
         except openai.APIError as exc:
-            raise _translate(exc) from exc
+            raise _translate(exc, streaming=True) from exc
+        except Exception as exc:  # malformed event, transport error: the stream broke
+            raise broken_stream(exc) from exc
+        if self._finish_reason is None:
+            raise ChatProviderError(
+                "the response stream ended before the model finished (no finish_reason): "
+                "the connection was cut"
+            )
 
     def _whole(self, completion: Any) -> list[StreamedPart]:
         self._id = completion.id

@@ -1,9 +1,12 @@
-"""A scripted OpenAI-compatible HTTP server on 127.0.0.1, for tests, demos and examples.
+"""A scripted model server on 127.0.0.1, for tests, demos and examples.
 
-It serves ``POST /v1/chat/completions`` (streaming SSE and plain JSON, tool calls,
-usage) from a script of turns (the same items :class:`ScriptedProvider` takes), so the
-real ``openai`` SDK can be driven end to end without a network or a key. Standard
-library only (``http.server`` in a daemon thread).
+It speaks three model APIs from one script of turns (the same items
+:class:`ScriptedProvider` takes), so the real SDKs can be driven end to end without a
+network or a key: OpenAI Chat Completions (``POST /v1/chat/completions``), OpenAI
+Responses (``POST /v1/responses``) and Anthropic Messages (``POST /v1/messages``), each
+as streaming SSE and as plain JSON, with tool calls and usage.
+:class:`ScriptedStreamFault` items break a stream part-way (cut connection, malformed
+event, error event). Standard library only (``http.server`` in a daemon thread).
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ from collections.abc import Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ptcbox.agent_glue._messages import Message
-from ptcbox.agent_glue._provider import ChatProviderError, ChatRequest
-from ptcbox.agent_glue._schemas import ToolDefinition
+from ptcbox.agent_glue._provider import ChatProviderError
 from ptcbox.agent_glue._scripted import ResolvedTurn, Script, ScriptedError, ScriptItem
+from ptcbox.agent_glue._wire import Event, Wire
+from ptcbox.agent_glue._wire_anthropic import ANTHROPIC_WIRE
+from ptcbox.agent_glue._wire_chat import CHAT_WIRE
+from ptcbox.agent_glue._wire_responses import RESPONSES_WIRE
 
 __all__ = ["ScriptedOpenAIServer"]
 
+_WIRES = (CHAT_WIRE, RESPONSES_WIRE, ANTHROPIC_WIRE)
+
 
 class ScriptedOpenAIServer:
-    """An OpenAI-compatible chat server that plays a script.
+    """A scripted model server: OpenAI Chat Completions, Responses and Anthropic Messages.
 
     Args:
         turns: The script (see :class:`ScriptedProvider`); each request plays the next
@@ -36,7 +43,11 @@ class ScriptedOpenAIServer:
 
     Use as a context manager (``with ScriptedOpenAIServer(turns) as server:``), then
     ``openai.AsyncOpenAI(base_url=server.base_url, api_key="test")`` or
-    ``server.client()``. Received request bodies are kept in :attr:`requests`.
+    ``server.client()`` (Chat Completions and Responses), and
+    ``anthropic.AsyncAnthropic(base_url=server.anthropic_base_url, api_key="test")`` or
+    ``server.anthropic_client()`` (Messages). All routes play the same script.
+    Received request bodies are kept in :attr:`requests`; :attr:`paths` has the path
+    of each.
     """
 
     def __init__(
@@ -54,7 +65,9 @@ class ScriptedOpenAIServer:
         self.chunk_chars = max(1, chunk_chars)
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self.disconnects = 0
+        self.cache: set[str] = set()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -70,6 +83,15 @@ class ScriptedOpenAIServer:
             raise RuntimeError("the server is not started; use it as a context manager")
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` (the Anthropic SDK appends ``/v1/messages``).
+
+        Raises:
+            RuntimeError: If the server is not started.
+        """
+        return self.base_url.removesuffix("/v1")
 
     @property
     def remaining(self) -> int:
@@ -120,39 +142,28 @@ class ScriptedOpenAIServer:
         kwargs.setdefault("max_retries", 0)
         return openai.AsyncOpenAI(base_url=self.base_url, **kwargs)
 
-    def _play(self, body: Mapping[str, Any]) -> ResolvedTurn | ScriptedError:
+    def anthropic_client(self, **kwargs: Any) -> Any:
+        """Return ``anthropic.AsyncAnthropic`` for this server (``api_key="test"``, no retries).
+
+        Raises:
+            ImportError: If the ``anthropic`` SDK is not installed (``ptcbox[anthropic]``).
+        """
+        import anthropic  # noqa: PLC0415
+
+        kwargs.setdefault("api_key", "test")
+        kwargs.setdefault("max_retries", 0)
+        return anthropic.AsyncAnthropic(base_url=self.anthropic_base_url, **kwargs)
+
+    def _play(self, wire: Wire, path: str, body: Mapping[str, Any]) -> ResolvedTurn | ScriptedError:
         with self._lock:
             self.requests.append(dict(body))
+            self.paths.append(path)
         try:
-            return self._script.next(chat_request_from_openai(body))
+            return self._script.next(wire.parse(body))
         except ChatProviderError as exc:
             return ScriptedError(exc.message, status_code=500)
         except Exception as exc:  # a script function failed: answer, don't drop the socket
             return ScriptedError(f"the script raised {type(exc).__name__}: {exc}", 500)
-
-
-def chat_request_from_openai(body: Mapping[str, Any]) -> ChatRequest:
-    """Read a Chat Completions request body as a :class:`ChatRequest`.
-
-    Leading system (or developer) messages become the system prompt.
-    """
-    raw = list(body.get("messages") or [])
-    system: list[str] = []
-    while raw and isinstance(raw[0], Mapping) and raw[0].get("role") in ("system", "developer"):
-        system.append(Message.from_openai(raw.pop(0)).content)
-    tools = []
-    for spec in body.get("tools") or ():
-        function = spec.get("function") or {}
-        tools.append(
-            ToolDefinition(
-                str(function.get("name", "")),
-                str(function.get("description", "")),
-                dict(function.get("parameters") or {"type": "object"}),
-            )
-        )
-    return ChatRequest(
-        "\n\n".join(system), tuple(tools), tuple(Message.from_openai(m) for m in raw)
-    )
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -166,11 +177,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
         else:
-            self._json(404, _error("not found", "not_found"))
+            self._json(404, CHAT_WIRE.error("not found", "not_found"))
 
     def do_POST(self) -> None:
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, _error(f"no route {self.path}", "not_found"))
+        path = self.path.split("?", 1)[0].rstrip("/")
+        wire = next((w for w in _WIRES if path.endswith(w.route)), None)
+        if wire is None:
+            self._json(404, CHAT_WIRE.error(f"no route {self.path}", "not_found"))
             return
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -178,19 +191,23 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
         except ValueError as exc:
-            self._json(400, _error(f"invalid JSON body: {exc}", "invalid_request_error"))
+            self._json(400, wire.error(f"invalid JSON body: {exc}", "invalid_request_error"))
             return
         owner = self.server_owner
-        turn = owner._play(body)
+        turn = owner._play(wire, path, body)
         if isinstance(turn, ScriptedError):
-            self._json(turn.status_code, _error(turn.message, "scripted_error"))
+            self._json(turn.status_code, wire.error(turn.message, "scripted_error"))
             return
-        model = str(body.get("model") or "scripted")
-        if body.get("stream"):
-            options = body.get("stream_options") or {}
-            self._stream(turn, model, include_usage=bool(options.get("include_usage")))
-        else:
-            self._json(200, _completion(turn, model))
+        with owner._lock:
+            usage = wire.usage(body, turn.usage, owner.cache)
+        if not body.get("stream"):
+            if turn.fault is not None:
+                self._json(500, wire.error(f"scripted {turn.fault.fault}", "api_error"))
+            else:
+                self._json(200, wire.whole(turn, body, usage))
+            return
+        events = list(wire.events(turn, body, usage, owner.chunk_chars))
+        self._stream(wire, turn, events)
 
     def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
@@ -200,82 +217,36 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, turn: ResolvedTurn, model: str, *, include_usage: bool) -> None:
-        owner = self.server_owner
+    def _stream(self, wire: Wire, turn: ResolvedTurn, events: list[Event]) -> None:
+        owner, fault = self.server_owner, turn.fault
+        if fault is not None:
+            events = events[: fault.after]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        if fault is not None and fault.fault == "disconnect":
+            # promise more than is sent, so the client sees a cut connection, not an end
+            self.send_header("Content-Length", str(1 << 20))
         self.end_headers()
         try:
-            for chunk in _chunks(turn, model, owner.chunk_chars, include_usage=include_usage):
+            for data in _encode(events):
                 if owner.delay:
                     time.sleep(owner.delay)
-                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(data)
                 self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n")
+            if fault is None:
+                self.wfile.write(wire.done)
+            elif fault.fault == "malformed":
+                self.wfile.write(b"event: message_delta\ndata: {not json\n\n")
+            elif fault.fault == "error":
+                self.wfile.write(next(iter(_encode([wire.error_event("scripted error")]))))
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             with owner._lock:
                 owner.disconnects += 1
 
 
-def _error(message: str, kind: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-
-
-def _usage(turn: ResolvedTurn) -> dict[str, int]:
-    usage = turn.usage
-    return {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-    }
-
-
-def _completion(turn: ResolvedTurn, model: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
-    if turn.tool_calls:
-        message["tool_calls"] = [call.to_openai() for call in turn.tool_calls]
-    return {
-        "id": turn.id,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": turn.finish_reason}],
-        "usage": _usage(turn),
-    }
-
-
-def _chunks(
-    turn: ResolvedTurn, model: str, size: int, *, include_usage: bool
-) -> Iterable[dict[str, Any]]:
-    created = int(time.time())
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {
-            "id": turn.id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-
-    yield chunk({"role": "assistant", "content": ""})
-    for start in range(0, len(turn.text), size):
-        yield chunk({"content": turn.text[start : start + size]})
-    for index, call in enumerate(turn.tool_calls):
-        head = {"index": index, "id": call.id, "type": "function"}
-        yield chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
-        for start in range(0, len(call.arguments), size):
-            piece = call.arguments[start : start + size]
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    yield chunk({}, turn.finish_reason)
-    if include_usage:
-        yield {
-            "id": turn.id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [],
-            "usage": _usage(turn),
-        }
+def _encode(events: Iterable[Event]) -> Iterable[bytes]:
+    for name, data in events:
+        head = f"event: {name}\n".encode() if name else b""
+        yield head + b"data: " + json.dumps(data).encode() + b"\n\n"

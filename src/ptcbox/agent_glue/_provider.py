@@ -25,6 +25,8 @@ __all__ = [
     "StreamedPart",
     "TextPart",
     "ToolCallPart",
+    "broken_stream",
+    "require_async_client",
 ]
 
 
@@ -40,6 +42,44 @@ class ChatProviderError(PtcboxError):
         self.message = message
         self.status_code = status_code
         super().__init__(message if status_code is None else f"{message} (HTTP {status_code})")
+
+
+def require_async_client(
+    client: object, *, provider: str, sync_types: tuple[type, ...], wanted: str
+) -> None:
+    """Refuse a sync SDK client where an async one is needed, with the fix in the message.
+
+    Without this check the first request fails deep inside ``step`` with ``TypeError:
+    object Stream can't be used in 'await' expression``.
+
+    Args:
+        client: The client given to a provider.
+        provider: The provider's class name, for the message.
+        sync_types: The SDK's sync client classes (``openai.OpenAI``, ...).
+        wanted: The async class to name, e.g. ``"openai.AsyncOpenAI"``.
+
+    Raises:
+        TypeError: If ``client`` is an instance of one of ``sync_types``.
+    """
+    if isinstance(client, sync_types):
+        kind = f"{type(client).__module__.split('.')[0]}.{type(client).__name__}"
+        raise TypeError(
+            f"{provider} needs an async client ({wanted}), got the sync {kind}: its calls "
+            f"block instead of returning awaitables. Create the client as {wanted}(...) with "
+            "the same arguments; to call an agent from sync code, use Agent.run_sync()."
+        )
+
+
+def broken_stream(exc: BaseException) -> ChatProviderError:
+    """The error for a response stream that broke (cut connection, malformed event).
+
+    Args:
+        exc: What the SDK or the transport raised while the stream was read.
+
+    Returns:
+        A :class:`ChatProviderError` naming the cause.
+    """
+    return ChatProviderError(f"the response stream broke: {type(exc).__name__}: {exc}")
 
 
 @dataclass(frozen=True, slots=True)

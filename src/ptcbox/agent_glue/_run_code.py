@@ -9,10 +9,13 @@ runs, its output chunks and tool calls are reported as progress
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from ptcbox._result import ToolCallRecord
+from ptcbox._tracing import ExecutionSpan
+from ptcbox.agent_glue._approval import ApprovalHook, ApprovingProjection
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._registry import ToolRegistry
 from ptcbox.agent_glue._tool import Tool
@@ -60,10 +63,17 @@ class RunCodeTool(Tool):
             process-isolated runtimes).
         max_result_chars: Longest result text the model sees (head and tail kept).
         is_parallel_safe: Whether run_code calls may overlap in one turn.
+        approve: Hook consulted before each tool call the code makes (see
+            :class:`ApprovalRequest`): allow, allow with edited arguments, or deny (the
+            call fails with ``PermissionError`` and the reason; the code can catch it
+            as ``ToolError``). Without a hook, tools made
+            with ``requires_approval=True`` are denied and the others run.
+        approval_timeout: Longest wait for one decision, in seconds; then the call is
+            denied. The wait still counts against the code's time limit.
 
     Raises:
-        ValueError: If both ``runtime`` and ``policy`` are given, ``max_timeout`` is not
-            positive, or the namespace is malformed.
+        ValueError: If both ``runtime`` and ``policy`` are given, ``max_timeout`` or
+            ``approval_timeout`` is not positive, or the namespace is malformed.
     """
 
     callable_in_code: ClassVar[bool] = False
@@ -79,12 +89,18 @@ class RunCodeTool(Tool):
         extra_globals: Mapping[str, Any] | None = None,
         max_result_chars: int = 8000,
         is_parallel_safe: bool = False,
+        approve: ApprovalHook | None = None,
+        approval_timeout: float = 60.0,
     ) -> None:
         if runtime is not None and policy is not None:
             raise ValueError("pass the policy to the runtime you give, not to RunCodeTool")
         if not max_timeout > 0:
             raise ValueError(f"max_timeout must be positive seconds, got {max_timeout!r}")
+        if not approval_timeout > 0:
+            raise ValueError(f"approval_timeout must be positive seconds, got {approval_timeout!r}")
         self._tools = _as_tools(tools)
+        self.approve = approve
+        self.approval_timeout = float(approval_timeout)
         self._runtime = runtime
         self._owns_runtime = runtime is None
         self._policy = policy
@@ -176,7 +192,7 @@ class RunCodeTool(Tool):
                 f"of seconds, at most {self.max_timeout:g}. Given: {preview(timeout)}"
             )
         limit = self.max_timeout if timeout is None else min(timeout, self.max_timeout)
-        namespace = self.namespace(context)
+        namespace = self._with_approvals(self.namespace(context), context)
         validate_namespace(namespace)
 
         def on_output(stream: str, text: str) -> None:
@@ -185,16 +201,43 @@ class RunCodeTool(Tool):
         def on_tool_call(record: ToolCallRecord) -> None:
             context.report({"tool_call": record.to_dict()})
 
-        result = await self.runtime.execute(
-            code,
-            namespace,
-            timeout=limit,
-            extra_globals=self._extra_globals,
-            on_tool_call=on_tool_call,
-            on_output=on_output,
-        )
+        runtime = self.runtime
+        trace = ExecutionSpan(type(runtime).__name__, getattr(runtime, "policy", None), limit)
+        try:
+            result = await runtime.execute(
+                code,
+                namespace,
+                timeout=limit,
+                extra_globals=self._extra_globals,
+                on_tool_call=trace.wrap(on_tool_call),
+                on_output=on_output,
+            )
+        except BaseException as exc:
+            trace.finish(None, exc)
+            raise
+        trace.finish(result)
         text = result.render(self._max_result_chars)
         return ToolResult(ok=result.ok, output=result, error=None if result.ok else text, text=text)
+
+    def _with_approvals(
+        self, namespace: dict[str, ToolProjection], context: ToolContext
+    ) -> dict[str, ToolProjection]:
+        """Wrap the projections that must ask before each call (all, with a hook)."""
+
+        def required(name: str) -> bool:
+            found = self._tools.get(name)
+            return isinstance(found, Tool) and getattr(found, "requires_approval", False)
+
+        asking = [name for name in namespace if self.approve is not None or required(name)]
+        if not asking:
+            return namespace
+        counter = itertools.count(1)
+        wrapped = dict(namespace)
+        for name in asking:
+            wrapped[name] = ApprovingProjection(
+                namespace[name], self.approve, self.approval_timeout, context.tool_call_id, counter
+            )
+        return wrapped
 
 
 def _as_tools(tools: ToolsArgument) -> ToolRegistry | dict[str, ToolProjection | Tool]:

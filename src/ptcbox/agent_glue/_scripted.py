@@ -13,7 +13,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from ptcbox.agent_glue._messages import Message, ToolCall, Usage
 from ptcbox.agent_glue._provider import (
@@ -26,7 +26,14 @@ from ptcbox.agent_glue._provider import (
 from ptcbox.agent_glue._schemas import ToolDefinition
 from ptcbox.projections._stubs import count_tokens
 
-__all__ = ["ScriptItem", "ScriptedError", "ScriptedProvider", "ScriptedTurn"]
+__all__ = [
+    "ScriptItem",
+    "ScriptedError",
+    "ScriptedProvider",
+    "ScriptedStreamFault",
+    "ScriptedTurn",
+    "StreamFault",
+]
 
 CallSpec: TypeAlias = "ToolCall | tuple[str, str | Mapping[str, Any]]"
 
@@ -63,10 +70,39 @@ class ScriptedError:
     status_code: int = 500
 
 
+StreamFault: TypeAlias = Literal["disconnect", "malformed", "error"]
+"""How a scripted stream breaks: ``"disconnect"`` (the connection is cut mid-body),
+``"malformed"`` (an event that is not JSON), ``"error"`` (an error event in the stream)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedStreamFault:
+    """A turn whose response stream breaks part-way (for provider-error tests).
+
+    The scripted HTTP server sends ``after`` events of ``turn``'s stream, then breaks it
+    as ``fault`` says; :class:`ScriptedProvider` yields ``after`` parts, then raises
+    ``ChatProviderError``. A non-streaming request gets an HTTP 500 instead.
+
+    Attributes:
+        turn: The turn that starts to stream.
+        after: Events (server) or parts (provider) sent before the fault.
+        fault: How it breaks (see :data:`StreamFault`).
+    """
+
+    turn: ScriptedTurn
+    after: int = 2
+    fault: StreamFault = "disconnect"
+
+
 ScriptItem: TypeAlias = (
-    ScriptedTurn | ScriptedError | str | Callable[[ChatRequest], ScriptedTurn | ScriptedError | str]
+    ScriptedTurn
+    | ScriptedError
+    | ScriptedStreamFault
+    | str
+    | Callable[[ChatRequest], ScriptedTurn | ScriptedError | str]
 )
-"""A turn, an error, plain text (a final answer), or a function of the request."""
+"""A turn, an error, a broken stream, plain text (a final answer), or a function of the
+request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +115,7 @@ class ResolvedTurn:
     finish_reason: str
     usage: Usage
     id: str
+    fault: ScriptedStreamFault | None = None
 
 
 @dataclass
@@ -104,10 +141,15 @@ class Script:
             item = self.items[self.position]
             self.position += 1
             number = self.position
-        if callable(item) and not isinstance(item, ScriptedTurn | ScriptedError):
+        if callable(item) and not isinstance(
+            item, ScriptedTurn | ScriptedError | ScriptedStreamFault
+        ):
             item = item(request)
         if isinstance(item, ScriptedError):
             return item
+        fault = item if isinstance(item, ScriptedStreamFault) else None
+        if fault is not None:
+            item = fault.turn
         if isinstance(item, str):
             item = ScriptedTurn(text=item)
         if not isinstance(item, ScriptedTurn):
@@ -122,6 +164,7 @@ class Script:
             finish_reason=item.finish_reason or ("tool_calls" if calls else "stop"),
             usage=Usage(input_tokens=request.input_tokens, output_tokens=output),
             id=f"scripted-{number}",
+            fault=fault,
         )
 
     @property
@@ -159,7 +202,8 @@ class ScriptedProvider:
 
     Args:
         turns: The script: :class:`ScriptedTurn`, plain text (a final answer),
-            :class:`ScriptedError`, or a function ``(ChatRequest) -> turn``.
+            :class:`ScriptedError`, :class:`ScriptedStreamFault` (parts, then a
+            ``ChatProviderError``), or a function ``(ChatRequest) -> turn``.
         model_name: Reported as the model's name.
         chunk_chars: Streamed parts carry at most this many characters.
         delay: Seconds to wait before each streamed part (to exercise streaming).
@@ -168,6 +212,9 @@ class ScriptedProvider:
     ``input_tokens``); usage is ``input_tokens`` of the request and ``o200k_base``
     tokens of the turn's text, tool names and arguments.
     """
+
+    provider_name: ClassVar[str] = "ptcbox.scripted"
+    """The ``gen_ai.provider.name`` of this provider's spans."""
 
     def __init__(
         self,
@@ -231,10 +278,15 @@ class _ScriptedStream:
         return self._turn.usage if self._done else None
 
     async def __aiter__(self) -> AsyncIterator[StreamedPart]:
-        for part in self._parts:
+        fault = self._turn.fault
+        for number, part in enumerate(self._parts):
+            if fault is not None and number >= fault.after:
+                break
             if self._delay:
                 await asyncio.sleep(self._delay)
             yield part
+        if fault is not None:
+            raise ChatProviderError(f"the response stream broke: scripted {fault.fault}")
         self._done = True
 
     async def aclose(self) -> None:

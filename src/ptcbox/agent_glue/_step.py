@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from ptcbox._tracing import set_attributes, span
 from ptcbox.agent_glue._history import repair_tool_history
 from ptcbox.agent_glue._messages import Message, ToolCall, Usage
 from ptcbox.agent_glue._provider import ChatProvider, StreamedPart, TextPart, ToolCallPart
@@ -144,19 +145,27 @@ async def step(
         task = scheduler.start(run, parallel_safe=toolset.is_parallel_safe(call.name))
         builder.futures.append(task)
 
+    model = provider.model_name
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": getattr(provider, "provider_name", None),
+        "gen_ai.request.model": model,
+    }
     try:
-        stream = await provider.generate(system_prompt, toolset.definitions(), messages)
-        try:
-            async for part in stream:
-                if on_message_part is not None:
-                    maybe = on_message_part(part)
-                    if inspect.isawaitable(maybe):
-                        await maybe
-                for call in builder.add(part):
-                    start(call)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+        with span(f"chat {model}", attributes) as active:
+            stream = await provider.generate(system_prompt, toolset.definitions(), messages)
+            try:
+                async for part in stream:
+                    if on_message_part is not None:
+                        maybe = on_message_part(part)
+                        if inspect.isawaitable(maybe):
+                            await maybe
+                    for call in builder.add(part):
+                        start(call)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await stream.aclose()
+            _record_response(active, stream.id, stream.finish_reason, stream.usage)
         truncated = stream.finish_reason == "length"
         if truncated:
             await scheduler.cancel_all()
@@ -182,6 +191,24 @@ async def step(
         tool_calls=tuple(calls),
         finish_reason=stream.finish_reason,
         _futures=tuple(futures),
+    )
+
+
+def _record_response(
+    active: object, response_id: str | None, finish: str | None, usage: Usage | None
+) -> None:
+    set_attributes(
+        active,  # type: ignore[arg-type]
+        {
+            "gen_ai.response.id": response_id,
+            "gen_ai.response.finish_reasons": [finish] if finish else None,
+            "gen_ai.usage.input_tokens": usage.input_tokens if usage else None,
+            "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
+            "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens if usage else None,
+            "gen_ai.usage.cache_creation.input_tokens": (
+                usage.cache_write_input_tokens if usage else None
+            ),
+        },
     )
 
 

@@ -52,6 +52,8 @@ class Tool:
             it) but its result is discarded.
         is_parallel_safe: The tool may run concurrently with other parallel-safe calls.
         code_only: Offer the tool only inside ``run_code``, never as a direct tool.
+        requires_approval: Calls of this tool from ``run_code`` always ask the
+            ``RunCodeTool``'s ``approve=`` hook; without a hook they are denied.
 
     Raises:
         ValueError: If the name is not a valid tool name, or the function takes
@@ -68,6 +70,7 @@ class Tool:
         timeout: float | None = None,
         is_parallel_safe: bool = False,
         code_only: bool = False,
+        requires_approval: bool = False,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a tool needs a callable, got {type(fn).__name__}")
@@ -79,6 +82,7 @@ class Tool:
         self.timeout = timeout
         self.is_parallel_safe = is_parallel_safe
         self.code_only = code_only
+        self.requires_approval = requires_approval
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
         )
@@ -263,6 +267,7 @@ def tool(
     timeout: float | None = None,
     is_parallel_safe: bool = False,
     code_only: bool = False,
+    requires_approval: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -275,6 +280,7 @@ def tool(
     timeout: float | None = None,
     is_parallel_safe: bool = False,
     code_only: bool = False,
+    requires_approval: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`; usable bare (``@tool``) or with options.
 
@@ -293,6 +299,7 @@ def tool(
         timeout: See :class:`Tool` (seconds).
         is_parallel_safe: See :class:`Tool`.
         code_only: See :class:`Tool`.
+        requires_approval: See :class:`Tool`.
 
     Returns:
         The tool, or a decorator that makes one.
@@ -306,6 +313,7 @@ def tool(
             timeout=timeout,
             is_parallel_safe=is_parallel_safe,
             code_only=code_only,
+            requires_approval=requires_approval,
         )
 
     return make(fn) if fn is not None else make
