@@ -3,6 +3,7 @@ on a free 127.0.0.1 port) and stop them."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -41,10 +42,16 @@ def wait_for_port(port: int, proc: subprocess.Popen[Any], limit: float = 30.0) -
     raise RuntimeError(f"nothing listened on port {port} within {limit} s")
 
 
-def start_http(args: list[str], port: int) -> subprocess.Popen[Any]:
+def start_http(
+    args: list[str], port: int, env: dict[str, str] | None = None
+) -> subprocess.Popen[Any]:
     """Start a server process that listens on ``port``; waits until it does."""
     proc = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
     try:
         wait_for_port(port, proc)
@@ -93,3 +100,17 @@ def wait_gone(pids: set[int], limit: float = 10.0) -> set[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+SERVED_TOOLS = SERVERS / "served_tools.py"
+PTCBOX = str(Path(sys.executable).parent / "ptcbox")
+
+
+def ptcbox_serve(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``ptcbox mcp serve ARGS`` as a stdio MCP server."""
+    return StdioServerParameters(command=PTCBOX, args=["mcp", "serve", *args], env=env)
+
+
+def inventory_command() -> str:
+    """The ``--upstream`` command line of the inventory server."""
+    return f"{sys.executable} {INVENTORY}"

@@ -274,6 +274,7 @@ def _projection(
         params=params,
         output_schema=output_schema,
         timeout=timeout,
+        input_schema=tool.input_schema,
     )
 
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent
 
 from ptcbox.mcp._schema import ParamSpec, result_wrapper
 
 if TYPE_CHECKING:
     from mcp import Client
-    from mcp.types import CallToolResult
 
 __all__ = ["MCPProtocolError", "MCPToolError", "MCPToolProjection", "ServerGone"]
 
@@ -83,6 +83,7 @@ class MCPToolProjection:
         signature: The call signature built from the input schema.
         params: Python name to wire name of each parameter.
         output_schema: The tool's ``outputSchema`` (``None`` when it has none).
+        input_schema: The tool's ``inputSchema`` (kept for forwarding it as it is).
         timeout: Limit of one call, in seconds; ``None`` for none.
     """
 
@@ -100,6 +101,7 @@ class MCPToolProjection:
         params: tuple[ParamSpec, ...],
         output_schema: Mapping[str, Any] | None,
         timeout: float | None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         self._name = name
         self.mcp_name = mcp_name
@@ -108,6 +110,8 @@ class MCPToolProjection:
         self._doc = doc
         self.signature = signature
         self._params = {p.python_name: p for p in params}
+        self.input_schema: Mapping[str, Any] = input_schema or {"type": "object"}
+        self.output_schema = dict(output_schema) if isinstance(output_schema, Mapping) else None
         self._has_schema = isinstance(output_schema, Mapping)
         self._unwrap = result_wrapper(output_schema) is not None
         self.timeout = timeout
@@ -186,6 +190,27 @@ class MCPToolProjection:
         except _GONE as exc:
             raise self._gone(exc) from None
         return self.decode(result)
+
+    async def call_raw(self, arguments: Mapping[str, Any]) -> CallToolResult:
+        """Forward a call as it is (wire-named arguments) and return the server's result.
+
+        Used by the proxy's direct tools. Failures to reach the server come back as an
+        ``is_error`` result with the message a snippet would see.
+        """
+        try:
+            if not self._open:
+                raise ServerGone(f"the MCP connection to {self.server} is closed")
+            with anyio.fail_after(self.timeout):
+                return await self._client.call_tool(
+                    self.mcp_name, dict(arguments), read_timeout_seconds=self.timeout
+                )
+        except TimeoutError:
+            text = f"MCP tool {self.mcp_name!r} on {self.server} did not answer in time"
+        except MCPError as exc:
+            text = f"MCP server {self.server} refused {self.mcp_name!r}: {exc.message}"
+        except _GONE as exc:
+            text = str(self._gone(exc))
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     def decode(self, result: CallToolResult) -> Any:
         """Turn a ``CallToolResult`` into the value the snippet gets.
