@@ -164,31 +164,7 @@ class MCPToolProjection:
                 "snippet with `await ptcbox.aexecute(...)` or a runtime on that loop, not with "
                 "the blocking ptcbox.execute()"
             )
-        arguments = self._wire_arguments(kwargs)
-        try:
-            with anyio.fail_after(self.timeout):
-                result = await self._client.call_tool(
-                    self.mcp_name, arguments, read_timeout_seconds=self.timeout
-                )
-        except TimeoutError:
-            raise TimeoutError(
-                f"MCP tool {self.mcp_name!r} on {self.server} did not answer within "
-                f"{self.timeout:g} seconds"
-            ) from None
-        except MCPError as exc:
-            if _is_timeout(exc):
-                raise TimeoutError(
-                    f"MCP tool {self.mcp_name!r} on {self.server} did not answer within "
-                    f"{self.timeout:g} seconds"
-                ) from None
-            if _is_closed(exc):
-                raise self._gone(exc) from None
-            raise MCPProtocolError(
-                f"MCP server {self.server} refused {self.mcp_name!r}: {exc.message}",
-                code=exc.code,
-            ) from None
-        except _GONE as exc:
-            raise self._gone(exc) from None
+        result = await self._send(self._wire_arguments(kwargs))
         return self.decode(result)
 
     async def call_raw(self, arguments: Mapping[str, Any]) -> CallToolResult:
@@ -200,17 +176,32 @@ class MCPToolProjection:
         try:
             if not self._open:
                 raise ServerGone(f"the MCP connection to {self.server} is closed")
+            return await self._send(dict(arguments))
+        except (TimeoutError, MCPProtocolError, ServerGone) as exc:
+            text = str(exc)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def _send(self, arguments: dict[str, Any]) -> CallToolResult:
+        try:
             with anyio.fail_after(self.timeout):
                 return await self._client.call_tool(
-                    self.mcp_name, dict(arguments), read_timeout_seconds=self.timeout
+                    self.mcp_name, arguments, read_timeout_seconds=self.timeout
                 )
-        except TimeoutError:
-            text = f"MCP tool {self.mcp_name!r} on {self.server} did not answer in time"
-        except MCPError as exc:
-            text = f"MCP server {self.server} refused {self.mcp_name!r}: {exc.message}"
-        except _GONE as exc:
-            text = str(self._gone(exc))
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        except (TimeoutError, MCPError, *_GONE) as exc:
+            raise self._translate(exc) from None
+
+    def _translate(self, exc: BaseException) -> Exception:
+        if isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and _is_timeout(exc)):
+            return TimeoutError(
+                f"MCP tool {self.mcp_name!r} on {self.server} did not answer within "
+                f"{self.timeout:g} seconds"
+            )
+        if isinstance(exc, MCPError) and not _is_closed(exc):
+            return MCPProtocolError(
+                f"MCP server {self.server} refused {self.mcp_name!r}: {exc.message}",
+                code=exc.code,
+            )
+        return self._gone(exc)
 
     def decode(self, result: CallToolResult) -> Any:
         """Turn a ``CallToolResult`` into the value the snippet gets.
