@@ -42,7 +42,7 @@ Returns:
 _HELP_DOC = """The full Python stub of one tool (parameters, return shape, docs).
 
 Args:
-    name: The tool's name, e.g. "get_stock" (the tool itself works too).
+    name: The tool's name as a string, e.g. "get_stock".
 
 Returns:
     The stub as Python source text.
@@ -116,7 +116,8 @@ class DiscoveryRunCodeTool(RunCodeTool):
         super().__init__(*args, **kwargs)
         self._index: ToolIndex | None = None
         self._index_key: tuple[str, ...] = ()
-        clash = [name for name in _RESERVED if name in super().namespace()]
+        existing = super().namespace()
+        clash = [name for name in _RESERVED if name in existing]
         if clash:
             raise ValueError(
                 f"discovery mode adds the tools search_tools and help; rename your {clash[0]!r}"
@@ -153,31 +154,22 @@ class DiscoveryRunCodeTool(RunCodeTool):
                 return f"# no tool matches {query!r}; the tools are:\n" + ", ".join(sorted(names))
             return render_stubs({name: tools[name] for name in found})
 
-        def help(name: Any) -> str:  # the name models reach for
-            key = _tool_name(name, names)
-            if key is None:
-                raise KeyError(
-                    f"no tool named {name!r}; pass a name from the list, e.g. help('{min(names)}')"
-                    if names
-                    else "there are no tools"
+        def help(name: str) -> str:  # the name models reach for
+            if not isinstance(name, str) or (name.startswith("<") and name.endswith(">")):
+                raise TypeError(
+                    "help() takes the tool's name as a string (tools cannot be passed to "
+                    f"tools): help('{min(names, default='tool_name')}')"
                 )
+            key = name.strip().removesuffix("()")
+            if key not in names:
+                close = self.index().search(key, 3)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise ValueError(f"no tool named {name!r}{hint} Try search_tools('...').")
             return self.index().stub(key)
 
         tools["search_tools"] = DirectProjection("search_tools", search_tools, _SEARCH_DOC)
         tools["help"] = DirectProjection("help", help, _HELP_DOC)
         return tools
-
-
-def _tool_name(value: Any, names: set[str]) -> str | None:
-    if isinstance(value, str):
-        text = value.strip().removesuffix("()")
-        return text if text in names else None
-    for attr in ("name", "__name__"):
-        candidate = getattr(value, attr, None)
-        if isinstance(candidate, str) and candidate in names:
-            return candidate
-    match = re.search(r"[A-Za-z_][A-Za-z0-9_]*", repr(value).removeprefix("<function "))
-    return match.group(0) if match and match.group(0) in names else None
 
 
 def _summary(doc: str | None) -> str:
