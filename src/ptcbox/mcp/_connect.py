@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool as MCPTool
 
 from ptcbox.mcp._docs import tool_doc
@@ -28,8 +29,9 @@ from ptcbox.projections._stubs import render_stubs
 
 __all__ = ["MCPConnectError", "MCPTools", "ServerLike", "Upstream", "mcp_tools"]
 
-ServerLike = StdioServerParameters | str | Client
-"""What names an MCP server: a command to start, a streamable-HTTP URL, or an open client."""
+ServerLike = StdioServerParameters | str | Client | MCPServer
+"""What names an MCP server: a command to start, a streamable-HTTP URL, an open client,
+or an ``MCPServer`` object to talk to in-process (handy in tests and notebooks)."""
 
 _MAX_PAGES = 100
 
@@ -51,7 +53,8 @@ class Upstream:
     """One MCP server with per-server options.
 
     Attributes:
-        server: A ``StdioServerParameters``, a streamable-HTTP URL or an open ``mcp.Client``.
+        server: A ``StdioServerParameters``, a streamable-HTTP URL, an open ``mcp.Client``
+            or an in-process ``MCPServer``.
         prefix: Prepended to every tool name (``"crm"`` makes ``crm_find_contact``).
         rename: MCP tool name to the Python name to use instead (resolves clashes).
         timeout: Limit of one tool call in seconds; ``None`` uses ``mcp_tools``' timeout.
@@ -76,6 +79,8 @@ class Upstream:
         if isinstance(server, StdioServerParameters):
             args = " ".join(os.path.basename(a) if "/" in a else a for a in server.args)
             return repr(f"{os.path.basename(server.command)} {args}".strip())
+        if isinstance(server, MCPServer):
+            return repr(server.name)
         return "the given client"
 
 
@@ -282,10 +287,10 @@ async def _open(stack: contextlib.AsyncExitStack, upstream: Upstream, label: str
     server = upstream.server
     if isinstance(server, Client):
         return server  # the caller's client: theirs to open and close
-    if not isinstance(server, StdioServerParameters | str):
+    if not isinstance(server, StdioServerParameters | str | MCPServer):
         raise TypeError(
-            f"an MCP server is a StdioServerParameters, a URL string or an mcp.Client; got "
-            f"{type(server).__name__}"
+            "an MCP server is a StdioServerParameters, a URL string, an mcp.Client or an "
+            f"MCPServer; got {type(server).__name__}"
         )
     client = Client(server)
     try:

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-server = MCPServer("inventory")
+server = MCPServer("inventory", log_level="WARNING")
 
 STOCK = {"A1": 3, "B2": 12, "C3": 0}
 
