@@ -82,6 +82,14 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         "cost of the sandbox guards per kind of code, vs plain exec",
         benchmark_file("sandbox_overhead"),
     ),
+    "mcp-catalog": (
+        "tokens over a 48-tool MCP server: classic vs run_code vs discovery (mcp extra)",
+        benchmark_file("mcp_catalog"),
+    ),
+    "mcp-overhead": (
+        "per-call cost of an MCP tool call from a snippet vs from the host (mcp extra)",
+        benchmark_file("mcp_overhead"),
+    ),
 }
 """``ptcbox bench`` subcommands: name -> (help text, loader of the entry point)."""
 

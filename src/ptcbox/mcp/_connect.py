@@ -265,7 +265,6 @@ def _projection(
         tool.description,
         mcp_name=tool.name,
         python_name=name,
-        server=label,
         params=params,
         output_schema=output_schema,
     )

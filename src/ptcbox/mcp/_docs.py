@@ -22,7 +22,6 @@ def tool_doc(
     *,
     mcp_name: str,
     python_name: str,
-    server: str,
     params: tuple[ParamSpec, ...],
     output_schema: Mapping[str, Any] | None,
 ) -> str:
@@ -32,7 +31,6 @@ def tool_doc(
         description: The tool's ``description`` from the server.
         mcp_name: Its name on the server.
         python_name: Its name in the snippet.
-        server: The server's label.
         params: Its parameters (descriptions become the ``Args:`` section).
         output_schema: Its output schema, or ``None``.
 
@@ -41,15 +39,14 @@ def tool_doc(
     """
     text = (description or "").strip() or f"The MCP tool {mcp_name!r}."
     summary, _, rest = text.partition("\n\n")
-    origin = f"MCP tool {mcp_name!r} on {server}"
+    parts = [summary.strip()]
     renamed = [p for p in params if p.python_name != p.wire_name]
-    if renamed:
-        origin += (
-            " (arguments: "
-            + ", ".join(f"{p.python_name} -> {p.wire_name!r}" for p in renamed)
-            + ")"
-        )
-    parts = [summary.strip(), origin + "."]
+    if python_name != mcp_name or renamed:  # the mapping, when there is one to show
+        origin = f"MCP tool {mcp_name!r}"
+        if renamed:
+            pairs = ", ".join(f"{p.python_name} -> {p.wire_name!r}" for p in renamed)
+            origin += f" (arguments: {pairs})"
+        parts.append(origin + ".")
     if rest.strip():
         parts.append(rest.strip())
     documented = [p for p in params if p.description]
@@ -66,8 +63,9 @@ def _returns_text(output_schema: Mapping[str, Any] | None) -> str:
     if not isinstance(output_schema, Mapping):
         return UNKNOWN_SHAPE
     inner = result_wrapper(output_schema)
-    schema = inner if inner is not None else output_schema
-    description = schema.get("description") if isinstance(schema, Mapping) else None
+    if inner is None:
+        return ""  # an object result: its class in the stubs says what it holds
+    description = inner.get("description")
     if isinstance(description, str) and description.strip():
         return " ".join(description.split())
     return ""

@@ -16,6 +16,7 @@ the value is unwrapped.
 from __future__ import annotations
 
 import inspect
+import json
 import keyword
 import re
 from collections.abc import Mapping
@@ -107,6 +108,7 @@ class SchemaTypes:
         self._prefix = prefix
         self._classes: dict[str, type] = {}
         self._by_ref: dict[tuple[int, str], Any] = {}
+        self._by_shape: dict[str, type] = {}  # one class per distinct object schema
 
     # -- public ------------------------------------------------------------------------
 
@@ -247,6 +249,10 @@ class SchemaTypes:
             if isinstance(extra, Mapping):
                 return dict[str, self.annotation(extra, root, f"{hint}_value", depth + 1)]  # type: ignore[misc]
             return dict[str, Any]
+        shape = _canonical(schema, root)
+        known = self._by_shape.get(shape)
+        if known is not None:
+            return known  # the same model in another tool's schema: one class, shown once
         name = self._class_name(str(schema.get("title") or hint))
         fields: dict[str, Any] = {}
         for key, sub in properties.items():
@@ -260,6 +266,7 @@ class SchemaTypes:
         if isinstance(description, str) and description.strip():
             cls.__doc__ = description.strip()
         self._classes[name] = cls
+        self._by_shape[shape] = cls
         return cls
 
     def _class_name(self, text: str) -> str:
@@ -272,6 +279,24 @@ class SchemaTypes:
         while name in self._classes:
             name, n = f"{base}{n}", n + 1
         return name
+
+
+def _canonical(schema: Mapping[str, Any], root: Mapping[str, Any]) -> str:
+    """A key equal for equal object schemas (``$ref`` targets inlined one level)."""
+
+    def inline(node: Any, depth: int) -> Any:
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and depth < _MAX_DEPTH:
+                target = _resolve(root, ref)
+                if target is not None:
+                    return inline(target, depth + 1)
+            return {k: inline(v, depth) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [inline(v, depth) for v in node]
+        return node
+
+    return json.dumps(inline(schema, 0), sort_keys=True, default=str)
 
 
 def _resolve(root: Mapping[str, Any], ref: str) -> Mapping[str, Any] | None:
