@@ -114,3 +114,6 @@ def ptcbox_serve(*args: str, env: dict[str, str] | None = None) -> StdioServerPa
 def inventory_command() -> str:
     """The ``--upstream`` command line of the inventory server."""
     return f"{sys.executable} {INVENTORY}"
+
+
+sys.path.insert(0, str(SERVERS))  # the served_tools module, importable by the tests

@@ -21,6 +21,11 @@ from _mcp_helpers import (
     wait_gone,
 )
 from mcp import Client
+from served_tools import TOOLS as TOOLS_LIST
+
+from ptcbox import RunCodeTool
+from ptcbox.mcp import CodeModeServer
+from ptcbox.runtimes import ThreadRuntime
 
 pytestmark = pytest.mark.anyio
 
@@ -148,3 +153,41 @@ def test_bad_usage_exits_2() -> None:
     assert bad_http.returncode == 2 and "HOST:PORT" in bad_http.stderr
     direct = _serve_cli("--tools", TOOLS, "--direct")
     assert direct.returncode == 2 and "--upstream" in direct.stderr
+
+
+class _CountingThreadRuntime(ThreadRuntime):
+    """A real ThreadRuntime that counts the sessions it opened and closed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened = 0
+        self.sessions_closed = 0
+
+    def session(self) -> Any:
+        session = super().session()
+        self.opened += 1
+        close = session.aclose
+
+        async def aclose() -> None:
+            self.sessions_closed += 1
+            await close()
+
+        session.aclose = aclose  # type: ignore[method-assign]
+        return session
+
+
+async def test_a_handshake_session_owns_one_ptcbox_session_closed_with_it() -> None:
+    runtime = _CountingThreadRuntime()
+    try:
+        server = CodeModeServer(RunCodeTool(TOOLS_LIST, runtime=runtime), runtime)
+        async with Client(server.server, mode="legacy") as client:
+            await client.call_tool("run_code", {"code": "n = 1"})
+            kept = await client.call_tool("run_code", {"code": "n + 1"})
+            assert (runtime.opened, runtime.sessions_closed) == (1, 0)
+        assert _text(kept) == "[value] 2"
+        assert (runtime.opened, runtime.sessions_closed) == (1, 1)
+        async with Client(server.server) as client:  # 2026-07-28: one session per call
+            await client.call_tool("run_code", {"code": "1"})
+        assert (runtime.opened, runtime.sessions_closed) == (2, 2)
+    finally:
+        await runtime.aclose()
