@@ -10,7 +10,8 @@
   ``get_stock(sku=...)`` ``--calls`` times in a loop, minus the same loop without the
   call, divided by the number of calls.
 
-Each figure is the median over ``--rounds`` rounds (the runners take turns), in
+Each figure is the median over ``--rounds`` rounds (the runners take turns, in a
+shuffled order each round), in
 microseconds per call. The round trip to the server process dominates; the difference
 between the rows is what ptcbox adds.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import statistics
 import sys
 import time
@@ -54,7 +56,7 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
         SubprocessRuntime() as subprocess,
     ):
         projection = tools["get_stock"]
-        client = projection._client  # the projection's own client, for the direct row
+        client = projection.client  # the projection's own client, for the direct row
 
         async def direct() -> Any:
             return await client.call_tool("get-stock", {"sku": "A1"})
@@ -63,25 +65,36 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
             return await projection.call({"sku": "A1"})
 
         runtimes = {"snippet: ThreadRuntime": thread, "snippet: SubprocessRuntime": subprocess}
-        await direct()  # warm up every path once
-        for runtime in runtimes.values():
-            await runtime.execute(loop, tools)
-        for _ in range(rounds):
-            samples.setdefault("host: mcp.Client.call_tool", []).append(
-                await _per_call(direct, calls)
-            )
-            samples.setdefault("host: MCPToolProjection", []).append(
-                await _per_call(projected, calls)
-            )
-            for label, runtime in runtimes.items():
+
+        def host(fn: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[float]]:
+            return lambda: _per_call(fn, calls)
+
+        def snippet(runtime: Any) -> Callable[[], Awaitable[float]]:
+            async def timed() -> float:
                 start = time.perf_counter()
                 result = await runtime.execute(loop, tools)
                 with_calls = time.perf_counter() - start
                 assert result.ok, result.render()
                 start = time.perf_counter()
                 await runtime.execute(empty, tools)
-                without = time.perf_counter() - start
-                samples.setdefault(label, []).append((with_calls - without) / calls)
+                return (with_calls - (time.perf_counter() - start)) / calls
+
+            return timed
+
+        runners = {
+            "host: mcp.Client.call_tool": host(direct),
+            "host: MCPToolProjection": host(projected),
+            **{label: snippet(runtime) for label, runtime in runtimes.items()},
+        }
+        for run in runners.values():  # warm up every path once
+            await run()
+        order = list(runners)
+        shuffle = random.Random(14)
+        for _ in range(rounds):
+            shuffle.shuffle(order)  # no runner always follows the same one
+            for label in order:
+                samples.setdefault(label, []).append(await runners[label]())
+        samples = {label: samples[label] for label in runners}
     medians = {k: statistics.median(v) * 1e6 for k, v in samples.items()}
     base = medians["host: mcp.Client.call_tool"]
     return {

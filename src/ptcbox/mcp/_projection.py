@@ -128,6 +128,11 @@ class MCPToolProjection:
         """The tool's description with its MCP origin and argument docs."""
         return self._doc
 
+    @property
+    def client(self) -> Client:
+        """The ``mcp.Client`` the calls go through."""
+        return self._client
+
     def close(self) -> None:
         """Mark the projection unusable (its client was closed)."""
         self._open = False
