@@ -191,3 +191,16 @@ async def test_a_handshake_session_owns_one_ptcbox_session_closed_with_it() -> N
         assert (runtime.opened, runtime.sessions_closed) == (2, 2)
     finally:
         await runtime.aclose()
+
+
+async def test_a_subprocess_session_ended_by_a_timeout_restarts_with_a_note() -> None:
+    server = ptcbox_serve("--tools", TOOLS, "--runtime", "subprocess")
+    async with Client(server) as client:
+        await client.call_tool("run_code", {"code": "x = 1"})
+        stuck = await client.call_tool("run_code", {"code": "while True:\n    pass", "timeout": 1})
+        after = await client.call_tool("run_code", {"code": "x"})
+        again = await client.call_tool("run_code", {"code": "y = 2\ny"})
+    assert stuck.is_error and "TimeoutError" in _text(stuck)
+    assert _text(after).startswith("[note: the previous session ended")
+    assert after.is_error and "NameError" in _text(after)
+    assert _text(again) == "[value] 2"

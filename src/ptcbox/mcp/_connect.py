@@ -160,9 +160,7 @@ async def mcp_tools(
     try:
         with scope:
             async with contextlib.AsyncExitStack() as stack:
-                projections: dict[str, MCPToolProjection] = {}
-                definitions: dict[str, MCPTool] = {}
-                origin: dict[str, str] = {}
+                catalog = _Catalog(timeout)
                 for index, upstream in enumerate(upstreams):
                     state.label = label = upstream.display()
                     scope.deadline = anyio.current_time() + connect_timeout
@@ -170,30 +168,14 @@ async def mcp_tools(
                     state.step = "tools/list"
                     listed = await _list_tools(client, label)
                     state.step = "connect"
-                    types = SchemaTypes(prefix=_class_prefix(upstream.prefix, index))
-                    per_call = upstream.timeout if upstream.timeout is not None else timeout
-                    for tool in listed:
-                        name = _python_name(upstream, tool.name)
-                        where = f"{tool.name!r} on {label}"
-                        if name in projections:
-                            raise ValueError(
-                                f"MCP tools {origin[name]} and {where} both become {name!r} in "
-                                "Python; give one server a prefix (Upstream(server, prefix=...)) "
-                                f"or rename one (Upstream(server, rename={{{tool.name!r}: "
-                                "'other_name'}))"
-                            )
-                        projections[name] = _projection(
-                            tool, name, client=client, label=label, types=types, timeout=per_call
-                        )
-                        definitions[name] = tool
-                        origin[name] = where
+                    catalog.add(upstream, index, client, label, listed)
                 scope.deadline = math.inf
-                validate_namespace(projections)
+                validate_namespace(catalog.projections)
                 state.connected = True
                 try:
-                    yield MCPTools(projections, definitions)
+                    yield MCPTools(catalog.projections, catalog.definitions)
                 finally:
-                    for projection in projections.values():
+                    for projection in catalog.projections.values():
                         projection.close()
     except BaseExceptionGroup as group:
         # The clients' task groups wrap whatever crosses them, the block's own errors
@@ -217,6 +199,36 @@ def _single(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
         else:
             leaves.append(exc)
     return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None
+
+
+class _Catalog:
+    """The projections of every server so far, refusing a second tool with one name."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self._timeout = timeout
+        self.projections: dict[str, MCPToolProjection] = {}
+        self.definitions: dict[str, MCPTool] = {}
+        self._origin: dict[str, str] = {}
+
+    def add(
+        self, upstream: Upstream, index: int, client: Client, label: str, listed: list[MCPTool]
+    ) -> None:
+        types = SchemaTypes(prefix=_class_prefix(upstream.prefix, index))
+        timeout = upstream.timeout if upstream.timeout is not None else self._timeout
+        for tool in listed:
+            name = _python_name(upstream, tool.name)
+            where = f"{tool.name!r} on {label}"
+            if name in self.projections:
+                raise ValueError(
+                    f"MCP tools {self._origin[name]} and {where} both become {name!r} in "
+                    "Python; give one server a prefix (Upstream(server, prefix=...)) or rename "
+                    f"one (Upstream(server, rename={{{tool.name!r}: 'other_name'}}))"
+                )
+            self.projections[name] = _projection(
+                tool, name, client=client, label=label, types=types, timeout=timeout
+            )
+            self.definitions[name] = tool
+            self._origin[name] = where
 
 
 class _Connecting:

@@ -173,6 +173,9 @@ class CodeModeServer:
             if self._process_session is None:
                 self._process_session = _Session(self._runtime, per_call=False)
             return self._process_session
+        # The SDK keeps per-connection state (``state``, ``exit_stack`` unwound when the
+        # connection closes) on ``Connection``, reachable from a request only through
+        # ``ServerSession._connection`` in mcp 2.3; without it, calls are stateless.
         connection = getattr(getattr(ctx, "session", None), "_connection", None)
         state = getattr(connection, "state", None)
         stack = getattr(connection, "exit_stack", None)
