@@ -31,7 +31,7 @@ from ptcbox.projections import DirectProjection, ToolProjection
 from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["PtcboxSandboxProvider"]
+__all__ = ["PtcboxSandboxProvider", "with_top_level_return"]
 
 _MAIN = "ptcbox_main"
 

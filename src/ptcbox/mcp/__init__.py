@@ -16,12 +16,14 @@ from ptcbox.mcp._command import merge_namespaces, parse_upstream, serve_command
 from ptcbox.mcp._connect import MCPConnectError, MCPTools, ServerLike, Upstream, mcp_tools
 from ptcbox.mcp._discovery import DiscoveryRunCodeTool, ToolIndex, catalog_lines
 from ptcbox.mcp._projection import MCPProtocolError, MCPToolError, MCPToolProjection, ServerGone
+from ptcbox.mcp._schema import MCPParam
 from ptcbox.mcp._serve import CodeModeServer
 
 __all__ = [
     "CodeModeServer",
     "DiscoveryRunCodeTool",
     "MCPConnectError",
+    "MCPParam",
     "MCPProtocolError",
     "MCPToolError",
     "MCPToolProjection",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ptcbox.mcp._schema import ParamSpec, result_wrapper
+from ptcbox.mcp._schema import MCPParam, result_wrapper
 
 __all__ = ["UNKNOWN_SHAPE", "tool_doc"]
 
@@ -22,7 +22,7 @@ def tool_doc(
     *,
     mcp_name: str,
     python_name: str,
-    params: tuple[ParamSpec, ...],
+    params: tuple[MCPParam, ...],
     output_schema: Mapping[str, Any] | None,
 ) -> str:
     """Build the docstring of one MCP tool.

@@ -22,7 +22,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
-from ptcbox.mcp._schema import ParamSpec, result_wrapper
+from ptcbox.mcp._schema import MCPParam, result_wrapper
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -98,7 +98,7 @@ class MCPToolProjection:
         server: str,
         doc: str,
         signature: inspect.Signature,
-        params: tuple[ParamSpec, ...],
+        params: tuple[MCPParam, ...],
         output_schema: Mapping[str, Any] | None,
         timeout: float | None,
         input_schema: Mapping[str, Any] | None = None,

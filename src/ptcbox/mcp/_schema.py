@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, Union
 
-__all__ = ["ParamSpec", "SchemaTypes", "python_identifier", "result_wrapper"]
+__all__ = ["MCPParam", "SchemaTypes", "python_identifier", "result_wrapper"]
 
 _MAX_DEPTH = 6
 _SCALARS: dict[str, Any] = {
@@ -36,7 +36,7 @@ _SCALARS: dict[str, Any] = {
 
 
 @dataclass(frozen=True, slots=True)
-class ParamSpec:
+class MCPParam:
     """One parameter of an MCP tool as the snippet sees it.
 
     Attributes:
@@ -114,7 +114,7 @@ class SchemaTypes:
 
     def signature(
         self, tool_name: str, input_schema: Mapping[str, Any], returns: Any
-    ) -> tuple[inspect.Signature, tuple[ParamSpec, ...]]:
+    ) -> tuple[inspect.Signature, tuple[MCPParam, ...]]:
         """Build the call signature of a tool from its input schema.
 
         Args:
@@ -131,7 +131,7 @@ class SchemaTypes:
             properties = {}
         required = {str(n) for n in input_schema.get("required") or [] if n in properties}
         taken: set[str] = set()
-        specs: list[ParamSpec] = []
+        specs: list[MCPParam] = []
         params: list[inspect.Parameter] = []
         ordered = [n for n in properties if n in required] + [
             n for n in properties if n not in required
@@ -161,7 +161,7 @@ class SchemaTypes:
             )
             description = prop.get("description")
             specs.append(
-                ParamSpec(
+                MCPParam(
                     python_name=python,
                     wire_name=str(wire),
                     required=wire in required,
