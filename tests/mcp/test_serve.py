@@ -136,6 +136,7 @@ async def test_http_sessions_keep_variables_only_for_handshake_clients() -> None
             stateless = await client.call_tool("run_code", {"code": "m"})
     finally:
         stop(proc)
+    assert proc.returncode == 0, "SIGTERM should end the server cleanly"
     assert _text(kept) == "[value] 42"
     assert fresh.is_error and "NameError" in _text(fresh)
     assert stateless.is_error and "NameError" in _text(stateless)

@@ -22,9 +22,12 @@ the execution (a subprocess worker is killed), as its cancellation contract says
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import anyio
@@ -100,13 +103,32 @@ class CodeModeServer:
             await self.aclose()
 
     async def serve_http(self, host: str, port: int) -> None:
-        """Serve streamable HTTP on ``http://HOST:PORT/mcp`` until cancelled."""
+        """Serve streamable HTTP on ``http://HOST:PORT/mcp`` until SIGTERM/SIGINT.
+
+        A signal shuts down gracefully: open requests end, then every session closes.
+        """
         import uvicorn  # noqa: PLC0415 - a dependency of the mcp SDK; only HTTP needs it
+
+        class _Server(uvicorn.Server):
+            # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, which would
+            # kill the process before the sessions, runtime and upstreams are closed.
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
+                signals = (signal.SIGINT, signal.SIGTERM)
+                originals = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
+                try:
+                    yield
+                finally:
+                    for sig, handler in originals.items():
+                        signal.signal(sig, handler)
 
         app = self.server.streamable_http_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning")
         try:
-            await uvicorn.Server(config).serve()
+            await _Server(config).serve()
         finally:
             await self.aclose()
 
