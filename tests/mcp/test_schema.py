@@ -124,3 +124,36 @@ def test_recursive_refs_stop() -> None:
 def test_keys_that_are_not_identifiers_fall_back_to_dict() -> None:
     schema = {"type": "object", "properties": {"user-id": {"type": "string"}}}
     assert SchemaTypes().returns("t", schema) == dict[str, Any]
+
+
+def test_nested_input_objects_become_typeddicts_in_the_stub() -> None:
+    from ptcbox.projections._stubs import render_stubs
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "address": {
+                "type": "object",
+                "title": "Address",
+                "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+                "required": ["city", "zip"],
+            },
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["address"],
+    }
+    signature, _ = SchemaTypes().signature("ship", schema, Any)
+
+    class Ship:  # a ToolProjection with a signature, as MCPToolProjection has
+        name = "ship"
+        doc = "Ship a parcel."
+
+        def __init__(self) -> None:
+            self.signature = signature
+
+        def __call__(self, **kwargs: Any) -> Any:
+            return kwargs
+
+    stubs = render_stubs({"ship": Ship()})
+    assert "class Address(TypedDict):\n    city: str\n    zip: str" in stubs
+    assert "def ship(address: Address, tags: list[str] | None = None) -> Any:" in stubs

@@ -94,8 +94,13 @@ def catalog_lines(namespace: Mapping[str, ToolProjection]) -> str:
         params = []
         if signature is not None:
             for param in signature.parameters.values():
-                optional = param.default is not param.empty
-                params.append(f"{param.name}=..." if optional else param.name)
+                if param.kind is param.VAR_KEYWORD:
+                    params.append(f"**{param.name}")
+                elif param.kind is param.VAR_POSITIONAL:
+                    params.append(f"*{param.name}")
+                else:
+                    optional = param.default is not param.empty
+                    params.append(f"{param.name}=..." if optional else param.name)
         summary = _summary(projection.doc)
         lines.append(f"{name}({', '.join(params)})" + (f"  # {summary}" if summary else ""))
     return "\n".join(lines)
