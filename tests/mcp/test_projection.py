@@ -145,3 +145,19 @@ def test_decode_several_blocks_and_errors() -> None:
         _projection(None).decode(
             CallToolResult(content=[TextContent(type="text", text="disk full")], is_error=True)
         )
+
+
+async def test_a_server_that_answers_garbage_mid_call() -> None:
+    from _mcp_helpers import SERVERS, stdio
+
+    broken = Upstream(stdio(SERVERS / "broken.py"), timeout=2)
+    async with mcp_tools(broken) as tools:
+        garbage = await ptcbox.aexecute("garbage()", tools=tools, runtime="thread")
+        shape = await ptcbox.aexecute("bad_shape()", tools=tools, runtime="thread")
+        fine = await ptcbox.aexecute("echo()", tools=tools, runtime="thread")
+    assert "TimeoutError: MCP tool 'garbage'" in (garbage.error or "")
+    assert "MCPProtocolError: MCP server 'python broken.py' sent a malformed result" in (
+        shape.error or ""
+    )
+    assert "content: Input should be a valid list" in (shape.error or "")
+    assert fine.value == "ok"

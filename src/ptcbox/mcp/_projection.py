@@ -6,7 +6,8 @@ names; the result is ``structured_content`` when the server sends it (the
 ``{"result": X}`` wrapper unwrapped), else the text content (decoded as JSON when the
 tool declares an output schema). ``is_error`` results raise :class:`MCPToolError`
 (a ``RuntimeError``) with the server's message, protocol errors :class:`MCPProtocolError`,
-a call over its time limit ``TimeoutError``, a server that went away ``ConnectionError``;
+a call over its time limit ``TimeoutError``, a malformed answer :class:`MCPProtocolError`
+too, a server that went away :class:`ServerGone` (a ``ConnectionError``);
 inside the snippet each of these is also a ``ToolError``.
 """
 
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
+from pydantic import ValidationError
 
 from ptcbox.mcp._schema import MCPParam, result_wrapper
 
@@ -194,6 +196,15 @@ class MCPToolProjection:
                 )
         except (TimeoutError, MCPError, *_GONE) as exc:
             raise self._translate(exc) from None
+        except ValidationError as exc:  # the server answered, but not with a CallToolResult
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'result'}: {e['msg']}"
+                for e in exc.errors(include_url=False)[:3]
+            )
+            raise MCPProtocolError(
+                f"MCP server {self.server} sent a malformed result for {self.mcp_name!r} "
+                f"({problems})"
+            ) from None
 
     def _translate(self, exc: BaseException) -> Exception:
         if isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and _is_timeout(exc)):
