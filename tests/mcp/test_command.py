@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import Any
 
@@ -31,6 +32,7 @@ def test_parse_upstream() -> None:
     command = parse_upstream("python 'my server.py' --flag=1")
     assert isinstance(command.server, StdioServerParameters)
     assert command.server.args == ["my server.py", "--flag=1"] and command.prefix == ""
+    assert command.server.env is not None and command.server.env.get("PATH") == os.environ["PATH"]
     with pytest.raises(ValueError, match="No closing quotation"):
         parse_upstream("python 'oops")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import shlex
 import sys
@@ -37,7 +38,8 @@ def parse_upstream(spec: str) -> Upstream:
     """Turn one ``--upstream`` value into an :class:`Upstream`.
 
     ``http(s)://...`` is a streamable-HTTP URL; anything else is a command line
-    (``"python server.py --flag"``, split like a shell would). ``PREFIX=...`` in front
+    (``"python server.py --flag"``, split like a shell would, started with this process's
+    environment). ``PREFIX=...`` in front
     gives the server's tools a name prefix (``crm=http://127.0.0.1:9000/mcp``).
 
     Raises:
@@ -56,7 +58,10 @@ def parse_upstream(spec: str) -> Upstream:
         argv = shlex.split(spec)
     except ValueError as exc:
         raise ValueError(f"--upstream {spec!r}: {exc}") from None
-    return Upstream(StdioServerParameters(command=argv[0], args=argv[1:]), prefix=prefix)
+    # Like a shell, the command gets this process's environment (the SDK's default is a
+    # short allowlist, which drops the API keys upstream servers are usually given).
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    return Upstream(params, prefix=prefix)
 
 
 def parse_http(text: str) -> tuple[str, int]:

@@ -66,6 +66,10 @@ class CodeModeServer:
         direct: Upstream MCP tools to list as tools of their own, forwarded as they are.
         name: The server's name in the MCP handshake.
         max_result_chars: Longest result text (head and tail kept).
+
+    Attributes:
+        server: The SDK's low-level ``Server``; :meth:`serve_stdio` and :meth:`serve_http`
+            run it, or mount ``server.streamable_http_app()`` in your own ASGI app.
     """
 
     def __init__(
