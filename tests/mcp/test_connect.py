@@ -130,3 +130,25 @@ async def test_a_server_that_exits_at_once() -> None:
     with pytest.raises(MCPConnectError, match="cannot connect"):
         async with mcp_tools(quits, connect_timeout=10):
             pass
+
+
+async def test_an_in_process_server_object() -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("tiny", log_level="WARNING")
+
+    @server.tool(name="add.two")
+    def add_two(a: int, b: int = 2) -> int:
+        """Add b to a."""
+        return a + b
+
+    async with mcp_tools(Upstream(server, prefix="m")) as tools:
+        assert tools.origins() == {"m_add_two": ("'m'", "add.two")}
+        result = await ptcbox.aexecute("m_add_two(40)", tools=tools, runtime="thread")
+    assert result.value == 42
+
+
+async def test_something_that_is_not_a_server() -> None:
+    with pytest.raises(TypeError, match="StdioServerParameters, a URL string"):
+        async with mcp_tools(42):  # type: ignore[arg-type]
+            pass
