@@ -161,3 +161,18 @@ async def test_a_server_that_answers_garbage_mid_call() -> None:
     )
     assert "content: Input should be a valid list" in (shape.error or "")
     assert fine.value == "ok"
+
+
+async def test_gather_runs_mcp_calls_concurrently(
+    inventory: StdioServerParameters, runtime: Any
+) -> None:
+    code = """
+import asyncio
+done = await asyncio.gather(*[slow(seconds=1.5) for _ in range(6)])
+len(done)
+"""
+    async with mcp_tools(inventory) as tools:
+        result = await runtime.execute(code, tools)
+    assert result.value == 6, result.render()
+    assert sum(call.duration_s for call in result.tool_calls) >= 9
+    assert result.duration_s < 6  # one after another it would take 9 s
