@@ -18,6 +18,9 @@ README = ROOT / "README.md"
 TESTED_ELSEWHERE = {
     "openai_agent.py": "tests/agent_glue (the agent-glue helper's example)",
     "cli_snippet.py": "a snippet for ptcbox run, run by the cli_tools tests below",
+    "mcp_tools.py": "tests/mcp/test_mcp_examples.py (needs the mcp extra)",
+    "mcp_inventory_server.py": "tests/mcp/test_mcp_examples.py (the MCP examples' server)",
+    "fastmcp_code_mode.py": "tests/integrations/test_fastmcp_example.py (the fastmcp extra)",
 }
 
 

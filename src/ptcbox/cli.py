@@ -1,4 +1,4 @@
-"""The ``ptcbox`` command line: ``run``, ``demo`` and ``bench``.
+"""The ``ptcbox`` command line: ``run``, ``demo``, ``bench`` and ``mcp``.
 
 Exit codes: ``0`` success; ``1`` the snippet failed (``CodeResult.return_code``), or the
 demo's answer was wrong; ``2`` bad usage (unreadable file, bad ``--tools``, unknown
@@ -86,6 +86,14 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         "share of model-style snippets each runtime runs exactly as CPython does",
         benchmark_file("corpus"),
     ),
+    "mcp-catalog": (
+        "tokens over a 48-tool MCP server: classic vs run_code vs discovery (mcp extra)",
+        benchmark_file("mcp_catalog"),
+    ),
+    "mcp-overhead": (
+        "per-call cost of an MCP tool call from a snippet vs from the host (mcp extra)",
+        benchmark_file("mcp_overhead"),
+    ),
 }
 """``ptcbox bench`` subcommands: name -> (help text, loader of the entry point)."""
 
@@ -108,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "demo":
             return _cmd_demo(args)
+        if args.command == "mcp":
+            return _cmd_mcp(args, parser)
         if args.command == "bench":
             if args.benchmark is None:
                 parser.parse_args(["bench", "--help"])
@@ -158,6 +168,8 @@ def _parser() -> argparse.ArgumentParser:
         help="answer a question over an SQLite expense database with model-style snippets",
     )
     _runtime_option(demo)
+
+    _mcp_parser(commands)
 
     bench = commands.add_parser("bench", help="benchmarks (run from a source checkout)")
     benchmarks = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK")
@@ -310,6 +322,73 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from ptcbox.demo import run_demo  # noqa: PLC0415 (keeps `ptcbox run` start-up lean)
 
     return asyncio.run(run_demo(args.runtime))
+
+
+# --- ptcbox mcp ------------------------------------------------------------------------
+
+
+def _mcp_parser(commands: Any) -> None:
+    mcp = commands.add_parser("mcp", help="serve run_code over MCP (needs the mcp extra)")
+    serve = mcp.add_subparsers(dest="mcp_command", metavar="COMMAND").add_parser(
+        "serve",
+        help="serve a run_code tool over MCP (stdio, or streamable HTTP with --http)",
+        description="Serve run_code over MCP. Its description holds the tools' stubs; "
+        "--upstream connects MCP servers whose tools the code can call (a code-mode proxy).",
+    )
+    serve.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="local tools, as for ptcbox run; may be repeated",
+    )
+    serve.add_argument(
+        "--upstream",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help='an MCP server: a command line ("python server.py") or a URL; '
+        "PREFIX=SPEC prefixes its tool names; may be repeated",
+    )
+    serve.add_argument(
+        "--direct", action="store_true", help="also list the upstream tools as tools of their own"
+    )
+    serve.add_argument(
+        "--discovery",
+        action="store_true",
+        help="list names and summaries only; code calls search_tools()/help()",
+    )
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
+    _runtime_option(serve)
+    serve.add_argument("--policy", choices=_POLICIES, default="default", help="sandbox policy")
+    serve.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="cap of one run_code execution in seconds (default 30)",
+    )
+
+
+def _cmd_mcp(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.mcp_command != "serve":
+        parser.parse_args(["mcp", "--help"])
+    try:
+        from ptcbox.mcp import serve_command  # noqa: PLC0415 - the optional mcp extra
+    except ImportError as exc:
+        raise UsageError(f"needs the mcp extra: pip install 'ptcbox[mcp]' ({exc})") from exc
+    if not args.tools and not args.upstream:
+        raise UsageError("give the tools to serve: --tools MODULE:ATTR and/or --upstream SPEC")
+    return serve_command(
+        _merge_tools(args.tools),
+        upstreams=args.upstream,
+        runtime=args.runtime,
+        policy=_policy(args.policy),
+        http=args.http,
+        direct=args.direct,
+        discovery=args.discovery,
+        max_timeout=args.timeout,
+    )
 
 
 # --- ptcbox bench ----------------------------------------------------------------------

@@ -9,6 +9,8 @@ import it (``import ptcbox`` imports none of them):
   SDK ``FunctionTool``.
 - :mod:`ptcbox.integrations.langchain` (``ptcbox[langchain]``): a LangChain
   ``StructuredTool``.
+- :mod:`ptcbox.integrations.fastmcp` (``ptcbox[fastmcp]``): ptcbox as the sandbox of
+  FastMCP's ``CodeMode`` (``PtcboxSandboxProvider``).
 
 All three wrap one :class:`~ptcbox.agent_glue.RunCodeTool`, which you create (and close)
 yourself, so the sandbox runtime's lifetime stays yours: ``async with RunCodeTool(tools)
