@@ -48,6 +48,7 @@ def test_ruff_format() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # mypy on a cold cache takes minutes on a loaded 2-core machine
 def test_mypy_strict_on_src() -> None:
     done = _run(_tool("mypy"), "--strict", "src")
     assert done.returncode == 0, done.stdout + done.stderr

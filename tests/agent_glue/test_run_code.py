@@ -279,3 +279,32 @@ async def test_code_cannot_reach_run_code_or_forge_a_tool_context(
     )
     honest = await run_code.execute('{"code": "whoami()"}', tool_call_id="rc7")
     assert honest.ok and honest.output.value == "rc7.1"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [("thread", "ThreadRuntime"), ("subprocess", "SubprocessRuntime")]
+)
+async def test_a_runtime_named_like_execute_names_it_is_created_and_closed(
+    name: str, kind: str
+) -> None:
+    def double(x: int) -> int:
+        """Twice x."""
+        return 2 * x
+
+    strict = SandboxPolicy.strict()
+    tool = RunCodeTool([double], runtime=name, policy=strict)
+    try:
+        result = await tool.execute(json.dumps({"code": "print(double(x=21))"}))
+        assert result.ok, result.content
+        assert isinstance(result.output, CodeResult) and result.output.stdout == "42\n"
+        assert type(tool.runtime).__name__ == kind
+        assert tool.runtime.policy is strict  # type: ignore[attr-defined]
+    finally:
+        await tool.aclose()
+
+
+async def test_a_runtime_that_is_neither_a_name_nor_a_runtime_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="unknown runtime 'threads'"):
+        RunCodeTool([], runtime="threads")
+    with pytest.raises(TypeError, match="not int"):
+        RunCodeTool([], runtime=3)  # type: ignore[arg-type]

@@ -516,10 +516,16 @@ async def test_closing_the_runtime_mid_execution_is_clean() -> None:
 async def test_worker_killed_mid_tool_call_is_a_crash_result() -> None:
     rt = SubprocessRuntime(min_idle=1)
     try:
+        calls_before = len(SLOW_CALLED)
         task = asyncio.create_task(
-            rt.execute("import time\nslow(seconds=1)\nprint('after')", SLOW_TOOLS, timeout=30)
+            rt.execute("import time\nslow(seconds=3)\nprint('after')", SLOW_TOOLS, timeout=30)
         )
-        await asyncio.sleep(0.6)
+        # Kill only once the worker is inside the tool call (a fixed sleep raced the
+        # worker's hand-out on a loaded machine and killed nothing).
+        deadline = time.monotonic() + 20
+        while len(SLOW_CALLED) == calls_before and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert len(SLOW_CALLED) > calls_before, "the tool call never started"
         busy = [w for w in rt._pool._workers.values() if w not in rt._pool._idle]
         for worker in busy:
             os.kill(worker.pid, signal.SIGKILL)

@@ -23,7 +23,7 @@ from ptcbox.agent_glue._tool_result import ToolResult
 from ptcbox.projections import ToolProjection, validate_namespace
 from ptcbox.projections._stubs import count_tokens, render_stubs
 from ptcbox.projections._validated import preview
-from ptcbox.runtimes import CodeRuntime, SubprocessRuntime
+from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["RunCodeTool"]
@@ -43,6 +43,12 @@ ToolsArgument = (
     ToolRegistry | Mapping[str, ToolProjection | Tool] | Iterable[Tool | Callable[..., Any]]
 )
 
+_RUNTIMES_BY_NAME: dict[str, Callable[[SandboxPolicy | None], CodeRuntime]] = {
+    "subprocess": SubprocessRuntime,
+    "thread": ThreadRuntime,
+}
+"""Runtimes :class:`RunCodeTool` creates by name (as ``execute(runtime=...)`` names them)."""
+
 
 class RunCodeTool(Tool):
     """The ``run_code`` tool: runs model-written Python that calls your tools.
@@ -51,11 +57,13 @@ class RunCodeTool(Tool):
         tools: The tools the code may call: a :class:`ToolRegistry` (every tool,
             ``code_only`` ones included; read at each call, so later registrations
             count), a namespace of projections, or an iterable of tools/functions.
-        runtime: The :class:`~ptcbox.runtimes.CodeRuntime` to run code in; default: a
-            ``SubprocessRuntime(policy)`` (model-written code is untrusted) created on
-            first use and closed by :meth:`aclose`; pass a ``ThreadRuntime`` for speed
-            with code you trust.
-        policy: The sandbox policy of the default runtime.
+        runtime: The :class:`~ptcbox.runtimes.CodeRuntime` to run code in, or the name
+            of one to create (``"subprocess"`` or ``"thread"``); default:
+            ``"subprocess"`` (model-written code is untrusted). A runtime created by name
+            is created on first use with ``policy`` and closed by :meth:`aclose`; a
+            runtime instance you pass is never closed here. ``"thread"`` (or a
+            ``ThreadRuntime``) is for speed with code you trust.
+        policy: The sandbox policy of a runtime created by name.
         max_timeout: Cap on the wall-clock time of one execution, in seconds; a model
             asking for more gets the cap (and the cap when it asks for nothing).
         name: The tool's name.
@@ -72,8 +80,10 @@ class RunCodeTool(Tool):
             denied. The wait still counts against the code's time limit.
 
     Raises:
-        ValueError: If both ``runtime`` and ``policy`` are given, ``max_timeout`` or
-            ``approval_timeout`` is not positive, or the namespace is malformed.
+        ValueError: If both a runtime instance and ``policy`` are given, ``runtime`` is
+            an unknown name, ``max_timeout`` or ``approval_timeout`` is not positive, or
+            the namespace is malformed.
+        TypeError: If ``runtime`` is neither a name nor a runtime.
     """
 
     callable_in_code: ClassVar[bool] = False
@@ -81,7 +91,7 @@ class RunCodeTool(Tool):
     def __init__(
         self,
         tools: ToolsArgument = (),
-        runtime: CodeRuntime | None = None,
+        runtime: CodeRuntime | str | None = None,
         policy: SandboxPolicy | None = None,
         *,
         max_timeout: float = 30.0,
@@ -92,7 +102,19 @@ class RunCodeTool(Tool):
         approve: ApprovalHook | None = None,
         approval_timeout: float = 60.0,
     ) -> None:
-        if runtime is not None and policy is not None:
+        self._runtime_kind = "subprocess"
+        if isinstance(runtime, str):
+            if runtime not in _RUNTIMES_BY_NAME:
+                known = ", ".join(repr(n) for n in _RUNTIMES_BY_NAME)
+                raise ValueError(f"unknown runtime {runtime!r}; expected one of {known}")
+            self._runtime_kind = runtime
+            runtime = None
+        elif runtime is not None and not isinstance(runtime, CodeRuntime):
+            raise TypeError(
+                "runtime must be 'subprocess', 'thread' or a CodeRuntime instance, "
+                f"not {type(runtime).__name__}"
+            )
+        elif runtime is not None and policy is not None:
             raise ValueError("pass the policy to the runtime you give, not to RunCodeTool")
         if not max_timeout > 0:
             raise ValueError(f"max_timeout must be positive seconds, got {max_timeout!r}")
@@ -160,7 +182,7 @@ class RunCodeTool(Tool):
     def runtime(self) -> CodeRuntime:
         """The runtime (the default ``SubprocessRuntime`` is created on first access)."""
         if self._runtime is None:
-            self._runtime = SubprocessRuntime(self._policy)
+            self._runtime = _RUNTIMES_BY_NAME[self._runtime_kind](self._policy)
         return self._runtime
 
     async def aclose(self) -> None:
