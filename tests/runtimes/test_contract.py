@@ -232,12 +232,12 @@ async def test_failing_tool_raises_catchable_tool_error(runtime: Any) -> None:
         "try:\n"
         "    fail(reason='x')\n"
         "except ToolError as e:\n"
-        "    print('caught:', e.message)\n"
+        "    print('caught:', e.message, isinstance(e, ValueError))\n"
         "fail(reason='y')"
     )
     result = await runtime.execute(code, tools())
-    assert result.stdout == "caught: ValueError: cannot do x\n"
-    assert result.error_type == "ToolError"
+    assert result.stdout == "caught: ValueError: cannot do x True\n"
+    assert result.error_type == "ValueError"  # the tool's own type (also a ToolError)
     assert result.error is not None and "cannot do y" in result.error
     assert_no_host_paths(result.error)
     records = result.tool_calls
@@ -536,7 +536,8 @@ async def test_tools_receive_plain_data_never_snippet_objects(runtime: Any) -> N
     )
     result = await runtime.execute(code, tools(describe=describe), timeout=10)
     assert result.ok, result.error
-    assert result.stdout == "str:'<Sneaky object>'\nlist:[1, 3]\nlist:[1, 2]\n"
+    # fresh builtin values with their types, never the snippet's object
+    assert result.stdout == "str:'<Sneaky object>'\nset:{1, 3}\ntuple:(1, 2)\n"
 
 
 async def test_async_tools_receive_plain_data_too(runtime: Any) -> None:
@@ -552,4 +553,4 @@ async def test_async_tools_receive_plain_data_too(runtime: Any) -> None:
     )
     result = await runtime.execute(code, tools(adescribe=adescribe))
     assert result.ok, result.error
-    assert result.stdout == "[\"str:'<Sneaky object>'\", 'list:[1, 2]']\n"
+    assert result.stdout == "[\"str:'<Sneaky object>'\", 'set:{1, 2}']\n"
