@@ -207,7 +207,7 @@ class CallHandler:
             text = str(exc)
             call = PendingCall(call_id, spec, raw_arguments(args, kwargs), index)
             self._record(call, False, f"TypeError: {text}")
-            self._send_later(error_frame(call_id, "TypeError", name, text))
+            self._send_later(error_frame(call_id, "TypeError", name, text, note=spec.binder.note))
             return None
         call = PendingCall(call_id, spec, arguments, index)
         if spec.is_async or message.get("async") is True:
@@ -345,10 +345,25 @@ def check_done(message: dict[str, Any]) -> None:
 
 
 def error_frame(
-    call_id: int, kind: str, tool: str, message: str, exc: dict[str, Any] | None = None
+    call_id: int,
+    kind: str,
+    tool: str,
+    message: str,
+    exc: dict[str, Any] | None = None,
+    *,
+    note: str | None = None,
 ) -> bytes:
-    """The ``error`` reply of a call; ``exc``: the tool's exception as data."""
-    reply = {"t": "error", "id": call_id, "kind": kind, "tool": tool, "message": message}
+    """The ``error`` reply of a call; ``exc``: the tool's exception as data; ``note``: a
+    PEP 678 note for the snippet's exception (an argument error's tool signature)."""
+    reply: dict[str, Any] = {
+        "t": "error",
+        "id": call_id,
+        "kind": kind,
+        "tool": tool,
+        "message": message,
+    }
+    if note is not None:
+        reply["note"] = note
     if exc is not None:
         reply["exc"] = exc
         try:

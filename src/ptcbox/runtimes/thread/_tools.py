@@ -125,7 +125,9 @@ class Run:
         except TypeError as exc:
             message = str(exc)
         self._record_failure(spec, args, kwargs, f"TypeError: {message}")
-        raise TypeError(message) from None
+        error = TypeError(message)  # CPython's words; raised afresh: no binder frames
+        error.add_note(spec.binder.note)
+        raise error
 
     def build_records(self) -> tuple[ToolCallRecord, ...]:
         """The calls so far as records; calls still running are reported as failed."""
@@ -148,8 +150,10 @@ class Run:
         if self.calls > self.max_calls:
             self._refuse(spec, args, kwargs)
         try:
-            bound = spec.binder.bind(args, kwargs)
+            bound: dict[str, Any] | None = spec.binder.bind(args, kwargs)
         except TypeError:
+            bound = None
+        if bound is None:  # outside the handler: the error gets no context
             bound = self._bind(spec, args, kwargs)  # records the failure and raises
         records = self.records
         slot = len(records)

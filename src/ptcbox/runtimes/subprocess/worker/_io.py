@@ -394,7 +394,11 @@ def _unpack(reply: dict[str, Any], name: str) -> Any:
     kind = reply.get("kind")
     message = str(reply.get("message", ""))
     if kind == "TypeError":
-        raise TypeError(message)
+        error = TypeError(message)
+        note = reply.get("note")
+        if isinstance(note, str):
+            error.add_note(note)
+        raise error
     if kind == "ToolCallLimitExceeded":
         raise ToolCallLimitExceeded(int(reply.get("limit", 0)), int(reply.get("observed", 0)))
     if kind == "WireProtocolError":
