@@ -31,7 +31,8 @@ _INTRO = (
     "arguments (no import needed). Loop, filter and aggregate in code instead of making "
     "one tool call per step, and print only what you need: only printed output, errors "
     "and the value of a final expression come back. A failing tool raises its own "
-    "exception type (e.g. KeyError, also a ToolError), catchable as usual. In code that uses `await`, tool calls must be awaited "
+    "exception type (e.g. KeyError, also a ToolError), catchable as usual. "
+    "In code that uses `await`, tool calls must be awaited "
     "(`await tool(...)`); `await asyncio.gather(...)` runs them concurrently. "
     "Time limit: {limit:g} s."
 )
