@@ -47,8 +47,8 @@ for name, value in in_stock.items():
     print(f"{name}: ${value:.2f} in stock")
 try:
     get_stock(product="kiwis")
-except ToolError as err:
-    print("as expected:", err)
+except KeyError as err:  # the tool's own exception type (also a ToolError)
+    print("as expected:", type(err).__name__, err, isinstance(err, ToolError))
 sorted(in_stock)
 """
 

@@ -37,6 +37,9 @@ WORKER_ALLOWED_MODULES: dict[str, str] = {
     "ptcbox._jsonable": "turns the values a snippet hands back into JSON data (stdlib only)",
     "ptcbox.runtimes._shared._awaitable": "tool calls a snippet can await",
     "ptcbox.runtimes._shared._value": "the size caps of values crossing the tool boundary",
+    "ptcbox.runtimes._shared._codec": "tool values keep their Python types (tagged JSON)",
+    "ptcbox.runtimes._shared._tool_errors": "a tool's exception rebuilt from data as its type",
+    "ptcbox.runtimes._shared._name_hint": "a NameError's note: the closest tool names",
     "ptcbox.runtimes._shared._error_text": "the snippet's traceback text for the model",
     "ptcbox.runtimes._shared._output": "caps that error text as output is capped",
 }

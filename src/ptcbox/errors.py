@@ -16,7 +16,7 @@ Exception
     │   ├── MemoryLimitExceeded      max_memory_bytes
     │   ├── CPUTimeLimitExceeded     max_cpu_seconds
     │   └── ArithmeticLimitExceeded  a power/shift/repetition whose result is too large
-    ├── ToolError                    snippet: a tool failed; carries the tool's message
+    ├── ToolError                    snippet: a tool failed (mixed into the tool's own type)
     ├── WorkerCrashed                snippet: the worker process died (signal, exit code)
     └── WireProtocolError            snippet: a malformed or oversized IPC message
 ```
@@ -150,6 +150,11 @@ class ArithmeticLimitExceeded(LimitExceeded):
 
 class ToolError(PtcboxError):
     """A tool failed. Raised inside the snippet, where it can be caught.
+
+    A tool's exception reaches the snippet as its own type that is also a ``ToolError``
+    (``KeyError`` and ``ToolError`` in one class, see
+    ``ptcbox.runtimes._shared._tool_errors``), so ``except KeyError`` and
+    ``except ToolError`` both catch it; ``tool_name`` and ``message`` are set on it.
 
     Args:
         tool_name: The tool that failed.

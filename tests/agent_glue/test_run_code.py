@@ -272,7 +272,8 @@ async def test_code_cannot_reach_run_code_or_forge_a_tool_context(
     forged = await run_code.execute('{"code": "whoami(context=\\"forged\\")"}')
     assert forged.is_error and "unexpected" in forged.content and "'context'" in forged.content
     positional = await run_code.execute('{"code": "whoami(\\"forged\\")"}')
-    assert positional.is_error and "too many positional arguments" in positional.content
+    assert positional.is_error
+    assert "whoami() takes 0 positional arguments but 1 was given" in positional.content
     assert [c.ok for c in forged.output.tool_calls + positional.output.tool_calls] in (
         [],
         [False, False],

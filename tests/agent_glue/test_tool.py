@@ -78,7 +78,7 @@ def test_a_tool_is_a_projection_usable_with_execute() -> None:
     assert isinstance(scale, ToolProjection)
     result = ptcbox.execute("print(scale(2), scale(x='3'))\nscale('x')", tools=[scale])
     assert result.stdout == "20 30\n"
-    assert result.error_type == "ToolError" and "scale(x: int) got invalid arguments" in (
+    assert result.error_type == "TypeError" and "scale(x: int) got invalid arguments" in (
         result.error or ""
     )
 

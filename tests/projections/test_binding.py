@@ -34,10 +34,11 @@ def test_positional_arguments_are_bound_by_name() -> None:
 @pytest.mark.parametrize(
     ("args", "kwargs", "fragment"),
     [
-        ((), {"q": "cats"}, "unexpected keyword argument 'q'"),
-        ((), {}, "missing a required argument: 'query'"),
-        (("a", 1, True), {}, "too many positional arguments"),
-        (("a",), {"query": "b"}, "multiple values for argument 'query'"),
+        ((), {"q": "cats"}, "search() got an unexpected keyword argument 'q'"),
+        ((), {}, "search() missing 1 required positional argument: 'query'"),
+        (("a", 1, True), {}, "search() takes from 1 to 2 positional arguments but 3 were given"),
+        (("a",), {"query": "b"}, "search() got multiple values for argument 'query'"),
+        ((), {"query": "a", "zz": 2}, "search() got an unexpected keyword argument 'zz'"),
     ],
 )
 def test_wrong_arguments_raise_type_error_naming_the_signature(
@@ -46,9 +47,14 @@ def test_wrong_arguments_raise_type_error_naming_the_signature(
     binder = binder_for(DirectProjection("search", search))
     with pytest.raises(TypeError) as raised:
         binder.bind(args, kwargs)
-    message = str(raised.value)
-    assert message.startswith("search(query: str, limit: int = 10, *, exact: bool = False)")
-    assert fragment in message
+    assert str(raised.value) == fragment  # exactly CPython's words for such a function
+    with pytest.raises(TypeError) as plain:
+        search(*args, **kwargs)
+    assert str(plain.value) == fragment
+    # the signature is a PEP 678 note (tracebacks and CodeResult.render() show it)
+    assert raised.value.__notes__ == [
+        "tool signature: search(query: str, limit: int = 10, *, exact: bool = False)"
+    ]
 
 
 def test_var_keyword_tools_accept_any_keyword() -> None:
@@ -57,7 +63,7 @@ def test_var_keyword_tools_accept_any_keyword() -> None:
 
     binder = binder_for(DirectProjection("anything", anything))
     assert binder.bind((), {"x": 1, "y": 2}) == {"x": 1, "y": 2}
-    with pytest.raises(TypeError, match=r"anything\(\*\*options: Any\): too many positional"):
+    with pytest.raises(TypeError, match=r"^anything\(\) takes 0 positional arguments but 1 was"):
         binder.bind((1,), {})
 
 
@@ -86,5 +92,5 @@ def test_projection_without_a_signature_takes_keywords_only() -> None:
     binder = binder_for(_KeywordsOnly())
     assert binder.signature_text == "kw(**kwargs)"
     assert binder.bind((), {"a": 1}) == {"a": 1}
-    with pytest.raises(TypeError, match=r"kw\(\) takes keyword arguments only"):
+    with pytest.raises(TypeError, match=r"^kw\(\) takes 0 positional arguments but 1 was given"):
         binder.bind((1,), {})

@@ -86,8 +86,10 @@ def test_tool_result_over_the_cap_is_an_error() -> None:
 def test_reply_frame_converts_non_json_results_deterministically() -> None:
     frame = reply_frame(3, {"s": {3, 1, 2}, "t": (1, 2), "o": object()})
     [(kind, payload)] = _decode_all(frame)
-    expected = {"s": [1, 2, 3], "t": [1, 2], "o": "<object object>"}
-    assert parse_message(kind, payload)["value"] == expected
+    value = parse_message(kind, payload)["value"]
+    assert value["t"] == {"$t": "tuple", "v": [1, 2]}  # tagged: the type survives
+    assert value["s"]["$t"] == "set" and sorted(value["s"]["v"]) == [1, 2, 3]
+    assert value["o"] == "<object object>"
 
 
 @pytest.mark.parametrize(

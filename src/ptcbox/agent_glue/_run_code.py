@@ -33,8 +33,9 @@ _INTRO = (
     "The tools below are predefined Python functions: call them directly with keyword "
     "arguments (no import needed). Loop, filter and aggregate in code instead of making "
     "one tool call per step, and print only what you need: only printed output, errors "
-    "and the value of a final expression come back. A failing tool raises ToolError "
-    "(catchable). In code that uses `await`, tool calls must be awaited "
+    "and the value of a final expression come back. A failing tool raises its own "
+    "exception type (e.g. KeyError, also a ToolError), catchable as usual. "
+    "In code that uses `await`, tool calls must be awaited "
     "(`await tool(...)`); `await asyncio.gather(...)` runs them concurrently. "
     "Time limit: {limit:g} s."
 )

@@ -17,7 +17,8 @@ A stream of frames over a Unix socket. Each frame is a 4-byte big-endian length 
 - kind ``O`` / ``E``: a chunk of the snippet's stdout / stderr as UTF-8 text (lone
   surrogates already replaced by U+FFFD; the host decodes with ``errors="replace"``).
 
-Only JSON-compatible values cross the boundary and the host never unpickles anything a
+Only JSON-compatible values cross the boundary (tool values as the tagged JSON of
+:mod:`ptcbox.runtimes._shared._codec`) and the host never unpickles anything a
 worker sends: a worker is assumed hostile, so every frame is size-capped
 (:data:`MAX_FRAME_BYTES`) and every message is checked field by field before use. A
 frame that is too large, of an unknown kind, not valid JSON or of the wrong shape raises
@@ -40,8 +41,8 @@ from typing import Any, Final
 
 import orjson
 
-from ptcbox._jsonable import to_jsonable
 from ptcbox.errors import WireProtocolError
+from ptcbox.runtimes._shared._codec import encode
 from ptcbox.runtimes._shared._value import encode_json
 
 __all__ = [
@@ -192,15 +193,14 @@ def encode_output(kind: int, data: bytes) -> bytes:
 def reply_frame(call_id: int, value: Any) -> bytes:
     """Encode a tool's return value as the ``result`` frame of call ``call_id``.
 
-    The value is converted with :func:`ptcbox._jsonable.to_jsonable` first, so a result
-    that is not JSON-compatible still crosses deterministically (tuples become lists,
-    sets sorted lists, datetimes ISO 8601 text, dataclasses and pydantic models dicts,
-    other objects ``"<TypeName object>"``).
+    The value is encoded with :func:`ptcbox.runtimes._shared._codec.encode` first, so it
+    keeps its type (tuples, sets, bytes, datetimes, ``Decimal`` ... as tagged JSON;
+    dataclasses and pydantic models as dicts, other objects ``"<TypeName object>"``).
 
     Raises:
         WireProtocolError: If the converted value is over :data:`MAX_FRAME_BYTES`.
     """
-    return encode_message({"t": "result", "id": call_id, "value": to_jsonable(value)})
+    return encode_message({"t": "result", "id": call_id, "value": encode(value)})
 
 
 def parse_message(kind: int, payload: bytes, *, stdlib: bool = False) -> dict[str, Any]:

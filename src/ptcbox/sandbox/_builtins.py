@@ -248,12 +248,17 @@ class SizedConstructor:
 
     def __getattr__(self, name: str) -> Any:
         public = self._public
+        if name in _CLASS_NAMES:  # type(b"").__name__ == "bytes", as for the real class
+            return getattr(self._real, name)
         if (name in public) if public is not None else not name.startswith("_"):
             return getattr(self._real, name)
         raise AttributeError(f"type object {self._kind!r} has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise PolicyViolation(f"cannot modify the builtin {self._kind!r}")
+
+
+_CLASS_NAMES = frozenset({"__name__", "__qualname__", "__module__"})
 
 
 def _is_metaclass(obj: Any) -> bool:

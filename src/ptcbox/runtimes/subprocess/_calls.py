@@ -5,7 +5,9 @@ that checks a call message (known tool, call-count limit, arguments bound to the
 signature), runs sync tools where the call arrived (the channel thread) or, for calls
 from the snippet's asyncio code and for async tools, on the caller's event loop at most
 ``max_concurrent_tool_calls`` at once, and records every call as a ``ToolCallRecord``.
-A tool result crosses back as JSON converted by ``ptcbox._jsonable.to_jsonable``.
+Arguments and results cross as the tagged JSON of :mod:`ptcbox.runtimes._shared._codec`
+(their Python types kept; the host decodes only the types it lists); a tool's exception
+crosses as the data of :func:`~ptcbox.runtimes._shared._tool_errors.exception_payload`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from typing import Any
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._protocol import ToolCallCallback
+from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._tool_errors import exception_payload
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
@@ -165,6 +169,7 @@ class CallHandler:
         spec = self.specs.get(name)
         if spec is None:
             raise WireProtocolError(f"the worker called an unknown tool {name[:100]!r}")
+        args, kwargs = decode_arguments(args, kwargs)
         self._calls += 1
         limit = self.policy.max_tool_calls
         if self._calls > limit + REFUSED_CALLS_SLACK:  # it ignores the refusals: stop it
@@ -202,7 +207,7 @@ class CallHandler:
             text = str(exc)
             call = PendingCall(call_id, spec, raw_arguments(args, kwargs), index)
             self._record(call, False, f"TypeError: {text}")
-            self._send_later(error_frame(call_id, "TypeError", name, text))
+            self._send_later(error_frame(call_id, "TypeError", name, text, note=spec.binder.note))
             return None
         call = PendingCall(call_id, spec, arguments, index)
         if spec.is_async or message.get("async") is True:
@@ -238,7 +243,9 @@ class CallHandler:
             error = None
         else:
             error = describe_exception(payload)
-            frame = error_frame(call.call_id, "ToolError", call.spec.name, error)
+            frame = error_frame(
+                call.call_id, "ToolError", call.spec.name, error, exception_payload(payload)
+            )
         if inline:
             self._reply(frame)
             self._record(call, ok, error)
@@ -337,10 +344,53 @@ def check_done(message: dict[str, Any]) -> None:
         raise WireProtocolError("malformed 'done' message: 'truncated' is not a bool")
 
 
-def error_frame(call_id: int, kind: str, tool: str, message: str) -> bytes:
-    return encode_message(
-        {"t": "error", "id": call_id, "kind": kind, "tool": tool, "message": message}
-    )
+def error_frame(
+    call_id: int,
+    kind: str,
+    tool: str,
+    message: str,
+    exc: dict[str, Any] | None = None,
+    *,
+    note: str | None = None,
+) -> bytes:
+    """The ``error`` reply of a call; ``exc``: the tool's exception as data; ``note``: a
+    PEP 678 note for the snippet's exception (an argument error's tool signature)."""
+    reply: dict[str, Any] = {
+        "t": "error",
+        "id": call_id,
+        "kind": kind,
+        "tool": tool,
+        "message": message,
+    }
+    if note is not None:
+        reply["note"] = note
+    if exc is not None:
+        reply["exc"] = exc
+        try:
+            return encode_message(reply)
+        except WireProtocolError:  # its args are huge: the message alone
+            del reply["exc"]
+    return encode_message(reply)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def decode_arguments(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Decode the tagged JSON of a call's arguments; only the codec's types are built.
+
+    Raises:
+        WireProtocolError: If a tagged value is malformed.
+    """
+    plain = _PLAIN
+    try:
+        if not all(type(value) in plain for value in args):
+            args = [decode(value) for value in args]
+        if not all(type(value) in plain for value in kwargs.values()):
+            kwargs = {key: decode(value) for key, value in kwargs.items()}
+    except ValueError as exc:
+        raise WireProtocolError(f"malformed tool arguments: {exc}") from None
+    return args, kwargs
 
 
 def call_sync(

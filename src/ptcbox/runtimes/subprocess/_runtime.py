@@ -28,6 +28,7 @@ from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._host import ToolSpec, ToolTable, resolve_timeout
+from ptcbox.runtimes._shared._preflight import preflight, refused
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
@@ -204,6 +205,8 @@ class SubprocessRuntime:
             WorkerStartError: The template process cannot start.
         """
         prepared = self._prepare(code, namespace, timeout, extra_globals, False)
+        if prepared.refusal is not None:
+            return prepared.refusal
         pool = self._pool
         worker = pool.take_idle_now()
         if worker is not None:  # the usual case, without the slot and start-up machinery
@@ -288,6 +291,11 @@ class SubprocessRuntime:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         specs = self._tools.resolve(namespace)
         seconds = resolve_timeout(timeout, self.policy.timeout)
+        started = time.perf_counter()
+        # a session's globals live in its worker: unknown names are left to run time there
+        failure = preflight(code, specs, None if session else {*(extra_globals or ())})
+        if failure is not None:  # a call that cannot work: fail before any tool runs
+            return _Prepared(b"", specs, seconds, False, refused(failure, started))
         key: tuple[Any, ...] | None = None
         if not extra_globals:  # a repeated snippet with the same tools: the same frame
             key = (code, session, *specs, *map(id, specs.values()))
@@ -360,6 +368,7 @@ class _Prepared(NamedTuple):
     specs: dict[str, ToolSpec]
     seconds: float
     names_sync_tool: bool
+    refusal: CodeResult | None = None  # the pre-flight check's failure: nothing to run
 
 
 def _doc(spec: ToolSpec) -> str | None:

@@ -56,6 +56,8 @@ class SubprocessSession:
         if self._ended is not None:
             raise SessionEndedError(self._ended)
         prepared = runtime._prepare(code, namespace, timeout, extra_globals, True)
+        if prepared.refusal is not None:
+            return prepared.refusal
         async with self._lock, runtime._pool.slot():
             if self._closed:
                 raise RuntimeClosedError("session")

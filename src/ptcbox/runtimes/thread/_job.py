@@ -27,6 +27,7 @@ from ptcbox.runtimes._shared._error_text import (
     error_type_name,
     format_snippet_error,
 )
+from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
 from ptcbox.runtimes.thread._tools import Route, Run, current
@@ -178,6 +179,7 @@ class Job:
     def _failure(self, exc: BaseException) -> Outcome:
         kind = error_type_name(exc)
         try:
+            add_name_hint(exc, self.tools)
             text, truncated = format_snippet_error(exc, self.code, self.policy.max_output_bytes)
         except ExecutionInterrupted:
             raise

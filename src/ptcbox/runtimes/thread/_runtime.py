@@ -24,6 +24,7 @@ from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
 from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
+from ptcbox.runtimes._shared._preflight import preflight, refused
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
 from ptcbox.runtimes.thread._pool import submit
 from ptcbox.runtimes.thread._session import ThreadSession
@@ -212,8 +213,12 @@ class ThreadRuntime:
         specs = self._table.resolve(namespace)
         if extra_globals is not None and not isinstance(extra_globals, Mapping):
             raise TypeError(f"extra_globals must be a mapping, got {type(extra_globals).__name__}")
-        loop = _host_loop()
         started = time.perf_counter()
+        known = {*(extra_globals or ()), *(session._namespace if session is not None else ())}
+        failure = preflight(code, specs, known)
+        if failure is not None:  # a call that cannot work: fail before any tool runs
+            return refused(failure, started)
+        loop = _host_loop()
         relay = None
         if on_output is not None or on_tool_call is not None:
             relay = Relay(loop, on_output, on_tool_call)

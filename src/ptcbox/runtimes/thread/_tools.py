@@ -23,13 +23,14 @@ from typing import Any
 
 import anyio.to_thread
 
-from ptcbox._jsonable import to_jsonable
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
+from ptcbox.runtimes._shared._codec import clone
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer, Relay
+from ptcbox.runtimes._shared._tool_errors import exception_payload, rebuild_tool_error
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
 
@@ -46,8 +47,9 @@ class Run:
     """The state of one execution that the snippet's thread and the host share.
 
     With ``plain_data`` (every restricted policy), tool arguments and tool results cross
-    between snippet and host as JSON-compatible copies (:func:`ptcbox._jsonable.to_jsonable`),
-    as they do over SubprocessRuntime's wire: a tool never receives a snippet-defined
+    between snippet and host as fresh copies made of builtin values
+    (:func:`ptcbox.runtimes._shared._codec.clone`), with the types they have over
+    SubprocessRuntime's wire: a tool never receives a snippet-defined
     object (whose ``__eq__``/``__hash__`` would run snippet code on the host, outside the
     time limit), and the snippet never holds a tool's live data (a cached host dict it
     could mutate). The same snippet therefore sees the same values in both runtimes.
@@ -123,7 +125,9 @@ class Run:
         except TypeError as exc:
             message = str(exc)
         self._record_failure(spec, args, kwargs, f"TypeError: {message}")
-        raise TypeError(message) from None
+        error = TypeError(message)  # CPython's words; raised afresh: no binder frames
+        error.add_note(spec.binder.note)
+        raise error
 
     def build_records(self) -> tuple[ToolCallRecord, ...]:
         """The calls so far as records; calls still running are reported as failed."""
@@ -146,20 +150,24 @@ class Run:
         if self.calls > self.max_calls:
             self._refuse(spec, args, kwargs)
         try:
-            bound = spec.binder.bind(args, kwargs)
+            bound: dict[str, Any] | None = spec.binder.bind(args, kwargs)
         except TypeError:
+            bound = None
+        if bound is None:  # outside the handler: the error gets no context
             bound = self._bind(spec, args, kwargs)  # records the failure and raises
         records = self.records
         slot = len(records)
         arguments = jsonable_arguments(bound, spec.name)
+        call_arguments = arguments if arguments is bound or not self.plain_data else clone(bound)
         records.append((spec.name, arguments))
         control = self.control
         control.state = HOST
         if control.stop:
             control.enter_host()  # raises
         started = _perf()
+        failure: dict[str, Any] | None = None
         try:
-            result = spec.call(**(arguments if self.plain_data else bound))
+            result = spec.call(**(call_arguments if self.plain_data else bound))
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
@@ -169,6 +177,7 @@ class Run:
             result, error = None, _PENDING  # the stop is raised right below
         except BaseException as exc:
             result, error = None, describe_exception(exc)
+            failure = exception_payload(exc)  # data only: the host's object stays here
         duration = _perf() - started
         ok = error is None
         records[slot] = (spec.name, arguments, ok, error, duration)
@@ -178,7 +187,7 @@ class Run:
         if control.stop:
             raise ExecutionInterrupted(control.reason)
         if error is not None:
-            raise ToolError(spec.name, error)
+            raise rebuild_tool_error(failure, spec.name, error)
         return result
 
     def _wait_on_host(self, awaitable: Awaitable[Any]) -> Any:
@@ -213,8 +222,8 @@ class Run:
         arguments = jsonable_arguments(bound, spec.name)
         slot = len(self.records)
         self.records.append((spec.name, arguments))
-        if self.plain_data:
-            bound = arguments
+        if self.plain_data and arguments is not bound:
+            bound = clone(bound)
         future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
         control.track(future)
         call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
@@ -253,7 +262,7 @@ class Run:
             self.semaphore = asyncio.Semaphore(self.max_concurrent)
         async with self.semaphore:
             started = _perf()
-            error = None
+            error = failure = None
             try:
                 if spec.is_async:
                     result = spec.call(**bound)
@@ -270,9 +279,10 @@ class Run:
                 raise
             except BaseException as exc:
                 error = describe_exception(exc)
+                failure = exception_payload(exc)
             self._finish(slot, error is None, error, started)
             if error is not None:
-                raise ToolError(spec.name, error)
+                raise rebuild_tool_error(failure, spec.name, error)
             return result
 
     # --- sleep ---------------------------------------------------------------------
@@ -310,7 +320,7 @@ def _plain_result(spec: ToolSpec, result: Any) -> Any:
         over = json_size_over(result, MAX_TOOL_DATA_BYTES)
         if over:
             raise result_size_error(spec.name, over)
-    return to_jsonable(result)
+    return clone(result)
 
 
 def _tool_error_text(exc: BaseException) -> str:

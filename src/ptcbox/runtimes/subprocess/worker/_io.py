@@ -24,9 +24,11 @@ import threading
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-from ptcbox._jsonable import scrub_text, to_jsonable
-from ptcbox.errors import ToolCallLimitExceeded, ToolError, WireProtocolError
+from ptcbox._jsonable import scrub_text
+from ptcbox.errors import ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, check_argument, unawaited_notes
+from ptcbox.runtimes._shared._codec import decode, encode
+from ptcbox.runtimes._shared._tool_errors import rebuild_tool_error
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, argument_size_error, json_size_over
 from ptcbox.runtimes._wire import (
     KIND_STDERR,
@@ -243,9 +245,9 @@ class WorkerChannel:
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call tool ``name`` on the host.
 
-        Arguments are converted with :func:`ptcbox._jsonable.to_jsonable` first
-        (deterministic: tuples become lists, sets sorted lists, unknown objects
-        ``"<TypeName object>"``), because only JSON crosses the process boundary.
+        Arguments are encoded with :func:`ptcbox.runtimes._shared._codec.encode` first
+        (tagged JSON that keeps tuples, sets, bytes, datetimes ... ; unknown objects
+        become ``"<TypeName object>"``), because only JSON crosses the process boundary.
 
         Returns:
             The tool's value, or (inside running asyncio code) an
@@ -285,8 +287,10 @@ class WorkerChannel:
                     "t": "call",
                     "id": call_id,
                     "name": name,
-                    "args": plain_args if plain_args is not None else to_jsonable(list(args)),
-                    "kwargs": kwargs if plain_kwargs else to_jsonable(kwargs),
+                    "args": plain_args if plain_args is not None else [encode(a) for a in args],
+                    "kwargs": kwargs
+                    if plain_kwargs
+                    else {scrub_text(key): encode(value) for key, value in kwargs.items()},
                 }
                 if loop is not None:
                     message["async"] = True
@@ -380,16 +384,26 @@ def _plain_keywords(kwargs: dict[str, Any]) -> bool:
 
 def _unpack(reply: dict[str, Any], name: str) -> Any:
     if reply["t"] == "result":
-        return reply.get("value")
+        value = reply.get("value")
+        if type(value) in _PLAIN:
+            return value
+        try:
+            return decode(value)
+        except ValueError as exc:
+            raise WireProtocolError(f"malformed tool result: {exc}") from None
     kind = reply.get("kind")
     message = str(reply.get("message", ""))
     if kind == "TypeError":
-        raise TypeError(message)
+        error = TypeError(message)
+        note = reply.get("note")
+        if isinstance(note, str):
+            error.add_note(note)
+        raise error
     if kind == "ToolCallLimitExceeded":
         raise ToolCallLimitExceeded(int(reply.get("limit", 0)), int(reply.get("observed", 0)))
     if kind == "WireProtocolError":
         raise WireProtocolError(message)
-    raise ToolError(name, message)
+    raise rebuild_tool_error(reply.get("exc"), name, message)
 
 
 def run_coroutine(channel: WorkerChannel, coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -38,6 +38,7 @@ from ptcbox.runtimes._shared._error_text import (
     error_type_name,
     format_snippet_error,
 )
+from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
@@ -369,6 +370,7 @@ def _run(
                 channel.stderr.write(note)
                 truncated = True
     except BaseException as exc:
+        add_name_hint(exc, tools)
         error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
         error_type = error_type_name(exc)
         if isinstance(exc, MemoryError) and policy.max_memory_bytes is not None:

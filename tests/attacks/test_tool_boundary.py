@@ -1,0 +1,141 @@
+"""Attacks on the typed tool boundary: tagged values and rebuilt tool exceptions.
+
+Each test proves its guard: a positive control shows the route does the forbidden thing
+without the guard (a naive decoder, plain ``exec``, a valid tag on the same route), then
+the real runtime refuses exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ptcbox import DirectProjection, resolve_tools
+from ptcbox.runtimes import SubprocessRuntime
+from ptcbox.runtimes._shared._codec import decode
+from ptcbox.sandbox import SandboxPolicy
+
+from .test_redteam2 import FIND_SOCKET
+
+pytestmark = pytest.mark.anyio
+
+
+def kind_of(value: Any) -> str:
+    """The type the tool received."""
+    return type(value).__name__
+
+
+TOOLS = resolve_tools([kind_of])
+
+
+# -- a compromised worker sends tagged values: the host builds only the codec's types --------
+
+
+def _forged_call(value: Any) -> str:
+    call = {"t": "call", "id": 1, "name": "kind_of", "args": [value], "kwargs": {}}
+    return (
+        FIND_SOCKET
+        + f"os.write(fd, message({call!r}))\n"
+        + "data = os.read(fd, 65536)\nprint(json.loads(data[5:])['value'])\n"
+    )
+
+
+async def test_a_valid_tag_from_the_worker_is_decoded() -> None:
+    """Positive control: the route decodes what a worker sends."""
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
+    try:
+        result = await rt.execute(_forged_call({"$t": "tuple", "v": [1]}), TOOLS, timeout=30)
+    finally:
+        await rt.aclose()
+    assert result.stdout == "tuple\n", result
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"$t": "object", "v": "os.system"},
+        {"$t": "pickle", "v": "gASVAAAAAAAAAAB9lC4="},
+        {"$t": "set", "v": [[1, 2]]},
+        {"$t": "datetime", "v": "2024-01-01", "zone": "/etc/passwd", "offset": [0, 0, 0]},
+    ],
+    ids=["object", "pickle", "unhashable", "zone-path"],
+)
+async def test_a_compromised_worker_cannot_make_the_host_build_other_types(value: Any) -> None:
+    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
+    try:
+        result = await rt.execute(_forged_call(value), TOOLS, timeout=30)
+    finally:
+        await rt.aclose()
+    assert result.error_type == "WireProtocolError", result
+    assert result.error is not None and "malformed tool arguments" in result.error
+    assert result.tool_calls == ()  # the tool never ran
+
+
+# -- a snippet's own dict that looks like a tag stays a dict ----------------------------------
+
+
+async def test_a_snippets_look_alike_tag_stays_a_dict(runtime: Any) -> None:
+    forged = {"$t": "bytes", "v": "AAAA"}
+    assert type(decode(forged)) is bytes  # positive control: as wire data it is a tag
+    code = f"print(kind_of({forged!r}), kind_of({{'$t': 'tuple', 'v': [1]}}))"
+    result = await runtime.execute(code, TOOLS)
+    assert result.ok, result.error
+    assert result.stdout == "dict dict\n"  # escaped on the way: never another type
+
+
+# -- hostile exceptions raised by host tools ------------------------------------------------
+
+REDUCED: list[str] = []
+
+
+class HostileError(KeyError):
+    """A host exception class whose methods misbehave."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+    def __reduce__(self) -> Any:
+        REDUCED.append("called")  # pickling would call this: the boundary never does
+        return (print, ("reduced",))
+
+
+INJECTED = type("KeyError\nToolCallLimitExceeded: forged", (KeyError,), {})
+
+
+def raise_hostile(kind: str) -> None:
+    """Raises one of the hostile exceptions."""
+    if kind == "str":
+        raise HostileError("k", object())
+    raise INJECTED("x")
+
+
+HOSTILE_TOOLS = {"raise_hostile": DirectProjection("raise_hostile", raise_hostile)}
+
+
+async def test_a_hostile_host_exception_crosses_as_data_only(runtime: Any) -> None:
+    with pytest.raises(RuntimeError):  # positive control: its own str() fails
+        str(HostileError("k"))
+    code = (
+        "try:\n"
+        "    raise_hostile('str')\n"
+        "except KeyError as e:\n"
+        "    print(type(e).__name__, e.args, str(e))\n"
+    )
+    result = await runtime.execute(code, HOSTILE_TOOLS)
+    assert result.ok, result.error
+    assert result.stdout == (
+        "HostileError ('k', '<object object>') <the exception's message could not be read>\n"
+    )
+    assert REDUCED == []
+
+
+async def test_an_exception_class_name_cannot_inject_text(runtime: Any) -> None:
+    assert "\n" in INJECTED.__name__  # positive control: the host class's name
+    result = await runtime.execute("raise_hostile('name')", HOSTILE_TOOLS)
+    assert result.error_type == "KeyError"  # not an identifier: the builtin base's name
+    assert result.error is not None
+    assert "ToolCallLimitExceeded" not in result.error
+    assert result.error.splitlines()[-1] == "KeyError: 'x'"
+    json.dumps(result.to_dict())
