@@ -74,16 +74,15 @@ print(balance(account="a"))
 print(transfer("b", 20))
 try:
     transfer(account="c", amount=900)
-except ToolError as err:
-    print("denied:", err)
+except PermissionError as err:
+    print("denied:", type(err).__name__, isinstance(err, ToolError), err)
 """
     result = await _run(code_runtime, code, approve=approve)
     assert result.ok, result.error
     lines = result.stdout.splitlines()
     assert lines[:2] == ["100.0", "moved 20.00 to checked-b"]
-    # a ToolError naming PermissionError (the snippet gets the builtin type itself once
-    # tool errors keep their type in the snippet, as DESIGN.md says)
-    assert lines[2].startswith("denied: ") and "PermissionError" in lines[2]
+    # the snippet gets the builtin PermissionError itself, also a ToolError (DESIGN.md)
+    assert lines[2].startswith("denied: PermissionError True ")
     assert "the call to transfer was denied: transfers over 500 need a second signature" in lines[2]
     assert received == [{"account": "checked-b", "amount": 20.0}]
     assert [(r.tool_name, r.number, r.run_code_call_id) for r in seen] == [

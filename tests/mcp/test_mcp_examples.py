@@ -30,7 +30,7 @@ def test_mcp_tools_example() -> None:
     assert "def get_stock(sku: str) -> int:" in done.stdout
     assert "def catalog_list_items(category: Literal['tools', 'toys'] | None = None)" in done.stdout
     assert "reorder: ['hammer', 'saw']" in done.stdout
-    assert "as expected: tool 'get_stock' failed:" in done.stdout and "unknown SKU" in done.stdout
+    assert "as expected: Error executing tool get-stock: unknown SKU 'ZZ'" in done.stdout
     assert "[value] 2" in done.stdout
 
 

@@ -28,7 +28,7 @@ fail(message="disk full on shelf 3")
     async with mcp_tools(inventory) as tools:
         result = await runtime.execute(code, tools)
     assert "caught:" in result.stdout and "unknown SKU 'ZZ'; known: A1, B2, C3" in result.stdout
-    assert result.return_code == 1 and result.error_type == "ToolError"
+    assert result.return_code == 1 and result.error_type == "MCPToolError"
     assert "disk full on shelf 3" in (result.error or "")
     assert result.tool_calls[-1].ok is False
 

@@ -74,8 +74,8 @@ class RunCodeTool(Tool):
         is_parallel_safe: Whether run_code calls may overlap in one turn.
         approve: Hook consulted before each tool call the code makes (see
             :class:`ApprovalRequest`): allow, allow with edited arguments, or deny (the
-            call fails with ``PermissionError`` and the reason; the code can catch it
-            as ``ToolError``). Without a hook, tools made
+            call raises ``PermissionError`` with the reason in the code, which catches it
+            as ``PermissionError`` or ``ToolError``). Without a hook, tools made
             with ``requires_approval=True`` are denied and the others run.
         approval_timeout: Longest wait for one decision, in seconds; then the call is
             denied. The wait still counts against the code's time limit.
