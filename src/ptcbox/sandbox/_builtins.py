@@ -351,7 +351,7 @@ def _augitem(obj: Any, key: Any, op: Callable[[Any, Any], Any], value: Any) -> N
 
 def make_base_builtins(limits: Limits) -> dict[str, Any]:
     """The builtins dict shared by executions with these limits (print/import added later)."""
-    guards = AttributeGuards(limits.size_wrapper)
+    guards = AttributeGuards(limits.size_wrapper, limits.check_format_spec)
     b: dict[str, Any] = {name: getattr(builtins, name) for name in _PLAIN}
     b.update({name: getattr(builtins, name) for name in _exception_names()})
     sized: dict[type, Any] = {

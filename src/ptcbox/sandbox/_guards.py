@@ -32,6 +32,7 @@ from ptcbox.sandbox._owner import (
     is_owned,
     private_ok,
 )
+from ptcbox.sandbox._safeformat import GuardedFormatter, guarded_format_method
 from ptcbox.sandbox._strsize import is_size_guarded
 
 __all__ = [
@@ -174,11 +175,18 @@ class AttributeGuards:
         size_wrapper: ``size_wrapper(value)`` returns a size-checked stand-in when
             ``value`` is a guarded C method (``s.ljust``, ``str.ljust``, see ``_strsize``),
             else ``None`` (then the value is handed out as is).
+        check_format_spec: Raises when a format spec is too wide or precise (what
+            ``format()`` checks); applied to every field of ``str.format``/``format_map``,
+            whose stand-ins (``_safeformat``) look attributes up through this guard.
     """
 
-    __slots__ = ("getattr", "getattr_private", "hasattr", "size_wrapper")
+    __slots__ = ("formatter", "getattr", "getattr_private", "hasattr", "size_wrapper")
 
-    def __init__(self, size_wrapper: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        size_wrapper: Callable[[Any], Any],
+        check_format_spec: Callable[[str], None] | None = None,
+    ) -> None:
         self.size_wrapper = size_wrapper
         special = self._special
 
@@ -227,6 +235,11 @@ class AttributeGuards:
             return guarded_getattr(obj, name)
 
         self.getattr = guarded_getattr
+        self.formatter = (
+            None
+            if check_format_spec is None
+            else GuardedFormatter(guarded_getattr, check_format_spec)
+        )
         self.getattr_private = guarded_getattr_private
         self.hasattr = guarded_hasattr
 
@@ -234,6 +247,8 @@ class AttributeGuards:
         check_readable(obj, name)
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         if name in VALUE_CHECKED_ATTRS:
+            if self.formatter is not None and is_str_format(value):
+                return guarded_format_method(value, self.formatter)
             refuse_value(obj, name, value)
             wrapped = self.size_wrapper(value)
             if wrapped is not None:
