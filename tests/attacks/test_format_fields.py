@@ -26,7 +26,10 @@ GLOBALS = (
     "access to attribute '__globals__' of 'function' object is not allowed"
     " (special attributes are off limits)"
 )
-CLASS = "access to attribute '__class__' of 'function' object is not allowed; use type(obj) instead"
+CLASS = (
+    "access to attribute '__class__' of 'function' object is not allowed"
+    " (only on the snippet's own objects and exceptions; use type(obj))"
+)
 GI_FRAME = "access to attribute 'gi_frame' of 'generator' object is not allowed" + _INTERNALS
 CR_FRAME = "access to attribute 'cr_frame' of 'coroutine' object is not allowed" + _INTERNALS
 

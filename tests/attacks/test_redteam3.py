@@ -501,7 +501,7 @@ async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compi
 async def test_the_compile_cache_is_never_shared_across_policies() -> None:
     """Same source, trusted runtime first: the restricted runtime still refuses it (and
     the other way round a trusted runtime still runs it)."""
-    code = "x = 1\ntype(x.__class__).__name__  # cache probe\n"
+    code = "x = 1\ntype(x.__class__.__base__).__name__  # cache probe\n"
     async with (
         SubprocessRuntime(policy=SandboxPolicy.trusted()) as trusted,
         SubprocessRuntime() as restricted,

@@ -71,11 +71,11 @@ def test_syntax_error_keeps_its_line_number() -> None:
 
 
 def test_policy_violation_lists_every_refusal_with_its_line() -> None:
-    code = "a = ().__class__\nb = 1\nc = x.gi_frame\n_getattr_ = 1"
+    code = "a = ().__subclasses__\nb = 1\nc = x.gi_frame\n_getattr_ = 1"
     with pytest.raises(PolicyViolation) as info:
         compile_snippet(code, SandboxPolicy())
     text = str(info.value)
-    assert "Line 1" in text and "__class__" in text
+    assert "Line 1" in text and "__subclasses__" in text
     assert "Line 3" in text and "gi_frame" in text
     assert "Line 4" in text and "_getattr_" in text
 
@@ -124,7 +124,7 @@ def test_cache_is_bounded() -> None:
 def test_failed_compiles_are_not_cached_as_success() -> None:
     for _ in range(2):
         with pytest.raises(PolicyViolation):
-            compile_snippet("a.__dict__", SandboxPolicy())
+            compile_snippet("a.__globals__", SandboxPolicy())
 
 
 def test_code_must_be_a_string() -> None:

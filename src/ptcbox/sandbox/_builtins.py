@@ -10,6 +10,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation, ToolError
+from ptcbox.sandbox._dunders import guarded_vars
 from ptcbox.sandbox._guards import (
     AttributeGuards,
     guarded_delattr,
@@ -32,7 +33,8 @@ EXCLUDED_BUILTINS: Final[types.MappingProxyType[str, str]] = types.MappingProxyT
         "input": "reads the host's stdin (blocks forever)",
         "breakpoint": "starts a debugger with full access",
         "help": "interactive; reads stdin and imports arbitrary modules",
-        "vars": "returns __dict__: private attributes and guard-free access",
+        "vars (of other objects)": "returns __dict__: private attributes and guard-free "
+        "access; vars(obj) of the snippet's own instances works",
         "locals": "returns the namespace dict, including the guards",
         "globals": "returns the namespace dict, including the guards (B07)",
         "memoryview": "raw buffer access",
@@ -369,6 +371,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "delattr": guarded_delattr,
             "pow": limits.builtin_pow,
             "format": limits.format,
+            "vars": guarded_vars,
             "ToolError": ToolError,
             "__build_class__": _build_class,
             # guards called by compiled code

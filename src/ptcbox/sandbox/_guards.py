@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS, dunder_value
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_READS,
     FORMAT_METHODS,
@@ -244,6 +245,10 @@ class AttributeGuards:
         self.hasattr = guarded_hasattr
 
     def _special(self, obj: Any, name: str, default: Any) -> Any:
+        if name in GUARDED_DUNDER_READS:
+            if name == "__setattr__" and obj is object:
+                return object_setattr
+            return dunder_value(obj, name, default)
         check_readable(obj, name)
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         if name in VALUE_CHECKED_ATTRS:
@@ -320,6 +325,13 @@ def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:
     """setattr(obj, name, value) -- sandboxed: only the snippet's own objects."""
     check_attribute_write(obj, name, "set")
     setattr(obj, name, value)
+
+
+def object_setattr(obj: Any, name: str, value: Any, /) -> None:
+    """object.__setattr__(obj, name, value) -- sandboxed: only the snippet's own objects
+    (the frozen-dataclass idiom ``object.__setattr__(self, "x", v)`` in ``__post_init__``)."""
+    check_attribute_write(obj, name, "set")
+    object.__setattr__(obj, name, value)
 
 
 def guarded_delattr(obj: Any, name: str, /) -> None:

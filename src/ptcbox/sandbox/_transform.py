@@ -32,6 +32,7 @@ from typing import Any
 
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call
+from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
@@ -167,8 +168,12 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
         if attr in RESTRICTED_ATTRS:
             self.error(node, f'"{attr}" is a restricted attribute ({restricted_reason(attr)})')
         elif is_dunder(attr):
-            if store or attr not in ALLOWED_DUNDER_READS:
-                hint = "; use type(obj) instead" if attr == "__class__" else ""
+            if store or (attr not in ALLOWED_DUNDER_READS and attr not in GUARDED_DUNDER_READS):
+                hint = (
+                    " (class-hierarchy traversal from __class__ is off limits)"
+                    if attr in ("__base__", "__bases__", "__subclasses__")
+                    else ""
+                )
                 self.error(node, f'access to attribute "{attr}" is not allowed{hint}')
         elif is_reserved(attr):
             self.error(node, f'attribute "{attr}" is reserved for the sandbox')
@@ -246,7 +251,28 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
     def visit_DictComp(self, node: ast.DictComp) -> Any:
         return self.numeric.visit_comprehension(self, node)
 
+    def _check_slots(self, node: ast.Assign) -> bool:
+        """``__slots__ = ("a", "_b")`` in a class body: a literal of plain names only."""
+        if not (
+            self.in_class_body
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "__slots__"
+        ):
+            return False
+        value = node.value
+        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        for item in items:
+            name = item.value if isinstance(item, ast.Constant) else None
+            if not isinstance(name, str) or not name.isidentifier():
+                self.error(node, "__slots__ must be a literal tuple or list of names")
+            elif name not in ("__dict__", "__weakref__"):
+                self.check_name(node, self._attr_name(name))
+        return True
+
     def visit_Assign(self, node: ast.Assign) -> Any:
+        if self._check_slots(node):
+            return node
         numeric = self.numeric.is_numeric(node.value)
         node.value = self.visit(node.value)  # evaluated before the targets are bound
         node.targets = [self.visit(t) for t in node.targets]
