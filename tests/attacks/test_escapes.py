@@ -161,8 +161,8 @@ HELD = {
     "match_kw_dunder": "match search:\n    case object(__globals__=g):\n        pass",
     "typing_get_type_hints": "import typing\ntyping.get_type_hints",
     "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')",
-    "try_star": "try:\n    raise ExceptionGroup('g', [ValueError(1)])\n"
-    "except* ValueError:\n    pass",
+    "try_star_custom_split": "class G(ExceptionGroup):\n    def split(self, t):\n"
+    "        return 1\ntry:\n    raise G('g', [ValueError(1)])\nexcept* ValueError:\n    pass",
 }
 
 

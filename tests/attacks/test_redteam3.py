@@ -478,7 +478,7 @@ REFUSED = {
     "syntax-error": "x = (1,\nprint(x)\n",
     "policy-violation": "x = 1\nx.__class__\n",
     "reserved-name": "_ptc_value_ = 1\n",
-    "try-star": "try:\n    pass\nexcept* ValueError:\n    pass\n",
+    "try-star-reserved": "try:\n    pass\nexcept* ValueError as _exc_star_:\n    pass\n",
     "too-deep": "x = 1\nx" + ".a" * 600 + "\n",
     "nul-byte": "x = 1\0\n",
 }

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation, ToolError
 from ptcbox.sandbox._dunders import guarded_vars
+from ptcbox.sandbox._exceptstar import EXCEPT_STAR_GUARD, check_except_star
 from ptcbox.sandbox._guards import (
     AttributeGuards,
     guarded_delattr,
@@ -393,6 +394,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "_imul_": limits.imul,
             "_imod_": limits.imod,
             "_format_": limits.fstring_format,
+            EXCEPT_STAR_GUARD: check_except_star,
         }
     )
     return b

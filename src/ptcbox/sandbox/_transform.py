@@ -33,6 +33,7 @@ from typing import Any
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
+from ptcbox.sandbox._exceptstar import EXCEPT_STAR_GUARD
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
@@ -307,13 +308,21 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
             self.check_name(node, name)
         return node
 
-    def visit_TryStar(self, node: ast.AST) -> Any:
-        self.error(
-            node,
-            "try/except* is not allowed in the sandbox (RestrictedPython refuses it since "
-            "CVE-2025-22153); catch the ExceptionGroup with a plain `except ExceptionGroup "
-            "as eg:` and inspect eg.exceptions",
+    def visit_TryStar(self, node: Any) -> Any:
+        """``try/except*``: the body's exception passes ``_except_star_`` first."""
+        node = self.visit_Try(node)
+        name = "_exc_star_"
+        check = ast.Expr(value=global_call(EXCEPT_STAR_GUARD, ast.Name(id=name, ctx=ast.Load())))
+        handler = ast.ExceptHandler(
+            type=ast.Name(id="BaseException", ctx=ast.Load()),
+            name=name,
+            body=[check, ast.Raise(exc=None, cause=None)],
         )
+        inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
+        for new in (check, handler, inner, *handler.body):
+            copy_locations(new, node)
+        node.body = [inner]
+        return node
 
     def visit_Call(self, node: ast.Call) -> Any:
         for kw in node.keywords:
@@ -331,6 +340,8 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
         with self.numeric.scope(node):
             node = self.node_contents_visit(node)
         self.in_class_body = outer
+        if not node.body:  # every statement was refused: the errors are reported
+            return node
         first = node.body[0]
         docstring = (
             isinstance(first, ast.Expr)
