@@ -21,6 +21,7 @@ class RunningLoop:
     """The running event loop as a snippet sees it (see the module docstring)."""
 
     __slots__ = ("_loop",)  # "_loop" is refused on every object (RESTRICTED_ATTRS)
+    _loop: asyncio.AbstractEventLoop
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         object.__setattr__(self, "_loop", loop)
