@@ -14,7 +14,7 @@ def test_the_view_answers_the_harmless_methods_only() -> None:
         loop = get_running_loop()
         task = loop.create_task(asyncio.sleep(0, result=7))
         assert abs(loop.time() - asyncio.get_running_loop().time()) < 60
-        with pytest.raises(AttributeError, match="loop.run_in_executor is not available"):
+        with pytest.raises(AttributeError, match=r"loop\.run_in_executor is not available"):
             loop.run_in_executor  # noqa: B018
         with pytest.raises(AttributeError, match="read-only"):
             loop.time = None  # type: ignore[method-assign]
