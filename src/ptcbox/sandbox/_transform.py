@@ -32,8 +32,8 @@ from typing import Any
 
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call
+from ptcbox.sandbox._classbody import ClassBodyVisitors
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
-from ptcbox.sandbox._exceptstar import EXCEPT_STAR_GUARD
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
@@ -60,7 +60,7 @@ last expression statement writes it."""
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
 
 
-class PtcTransformer(SizeGuardVisitors, PatternVisitors):
+class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
     """RestrictedPython's transformer with ptcbox's rules (see the module docstring).
 
     Args:
@@ -252,25 +252,6 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
     def visit_DictComp(self, node: ast.DictComp) -> Any:
         return self.numeric.visit_comprehension(self, node)
 
-    def _check_slots(self, node: ast.Assign) -> bool:
-        """``__slots__ = ("a", "_b")`` in a class body: a literal of plain names only."""
-        if not (
-            self.in_class_body
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == "__slots__"
-        ):
-            return False
-        value = node.value
-        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-        for item in items:
-            name = item.value if isinstance(item, ast.Constant) else None
-            if not isinstance(name, str) or not name.isidentifier():
-                self.error(node, "__slots__ must be a literal tuple or list of names")
-            elif name not in ("__dict__", "__weakref__"):
-                self.check_name(node, self._attr_name(name))
-        return True
-
     def visit_Assign(self, node: ast.Assign) -> Any:
         if self._check_slots(node):
             return node
@@ -306,22 +287,6 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
     def visit_Global(self, node: ast.Global) -> Any:
         for name in node.names:
             self.check_name(node, name)
-        return node
-
-    def visit_TryStar(self, node: Any) -> Any:
-        """``try/except*``: the body's exception passes ``_except_star_`` first."""
-        node = self.visit_Try(node)
-        name = "_exc_star_"
-        check = ast.Expr(value=global_call(EXCEPT_STAR_GUARD, ast.Name(id=name, ctx=ast.Load())))
-        handler = ast.ExceptHandler(
-            type=ast.Name(id="BaseException", ctx=ast.Load()),
-            name=name,
-            body=[check, ast.Raise(exc=None, cause=None)],
-        )
-        inner = ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])
-        for new in (check, handler, inner, *handler.body):
-            copy_locations(new, node)
-        node.body = [inner]
         return node
 
     def visit_Call(self, node: ast.Call) -> Any:
