@@ -99,6 +99,14 @@ ATTACKS: dict[str, tuple[str, int, str, str]] = {
         GLOBALS,
         "__builtins__",
     ),
+    "fast_path_cache_poisoning": (
+        'x = "{}".format(1)\nclass S(str):\n    def __hash__(self):\n        return hash("{}")\n'
+        "    def __eq__(self, other):\n        return True\n"
+        'print(S("{0.__globals__}").format(search))',
+        7,
+        GLOBALS,
+        "__builtins__",
+    ),
     "gi_frame": (
         'g = (i for i in [1])\nprint("{0.gi_frame.f_globals}".format(g))',
         2,
