@@ -144,12 +144,14 @@ async def test_dunder_route_attack_proves_its_guard(
 _SECRET = object()
 
 
-def _helper() -> None:
+def _helper(hide: bool = False) -> None:
     """Host code that raises and handles an exception carrying a host object."""
     try:
         _SECRET.nope  # noqa: B018
-    except AttributeError:
-        raise ValueError("helper failed") from None
+    except AttributeError as exc:
+        if hide:
+            raise ValueError("helper failed") from None
+        raise ValueError("helper failed") from exc
 
 
 async def test_a_context_raised_and_handled_in_host_code_is_not_handed_out() -> None:
@@ -160,7 +162,7 @@ async def test_a_context_raised_and_handled_in_host_code_is_not_handed_out() -> 
             helper()
         except ValueError as e:
             print(e.__suppress_context__)
-            print(e.__context__.obj)
+            print(e.__cause__.obj)
         """
     )
     extra = {"helper": _helper}
@@ -173,6 +175,13 @@ async def test_a_context_raised_and_handled_in_host_code_is_not_handed_out() -> 
     assert result.stdout == "True\n"
     assert result.error is not None and "line 6, in <module>" in result.error
     assert result.error.rstrip().endswith(
-        "PolicyViolation: __context__ of this ValueError is an exception raised and handled "
+        "PolicyViolation: __cause__ of this ValueError is an exception raised and handled "
         "inside host code, which the sandbox does not hand out"
     )
+
+
+async def test_a_context_host_code_suppressed_reads_none() -> None:
+    code = "try:\n    helper(True)\nexcept ValueError as e:\n    print(e.__context__, e.__cause__)"
+    async with ThreadRuntime() as runtime:
+        result = await runtime.execute(code, resolve_tools([]), extra_globals={"helper": _helper})
+    assert result.stdout == "None None\n", result.error

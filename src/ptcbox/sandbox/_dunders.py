@@ -19,7 +19,8 @@ time, and on the snippet's own objects (or its own exceptions) they lead nowhere
   classes, or was attached without being raised by a ``raise ... from`` in snippet code:
   an exception that host code raised and caught internally (an ``AttributeError`` whose
   ``obj`` is a real module, say) never reaches the snippet, unless it is of a builtin
-  exception type and carries only plain scalars (``json``'s internal ``StopIteration(0)``).
+  exception type and carries only plain scalars (``json``'s internal ``StopIteration(0)``);
+  such a ``__context__`` that host code suppressed (``raise ... from None``) reads None.
   Traceback objects are safe: ``tb_lineno``/``tb_lasti``/``tb_next`` are plain data,
   ``tb_frame`` stays refused.
 * ``object.__setattr__`` (the frozen-dataclass ``__post_init__`` idiom): the getattr
@@ -113,6 +114,8 @@ def _chained(obj: BaseException, name: str) -> Any:
         return value  # `raise X from Y(...)` in snippet code
     if _plain(value):
         return value  # a builtin exception carrying only plain data (json's StopIteration)
+    if name == "__context__" and obj.__suppress_context__:
+        return None  # host code hid it (`raise ... from None`); so does the sandbox
     raise PolicyViolation(
         f"{name} of this {type(obj).__name__} is an exception raised and handled inside "
         "host code, which the sandbox does not hand out"
