@@ -65,6 +65,9 @@ LOOPS: dict[str, str] = {
         "        parts.append(s.upper() + '-' + s)\n"
         "out = ','.join(parts[:1000])\n"
     ),
+    "fstrings": (
+        "rows = []\nfor i in range(200_000):\n    rows.append(f'{i}: {i * 0.5:.2f} {i!r:>8}')\n"
+    ),
 }
 
 VARIANTS: list[tuple[str, SandboxPolicy, bool]] = [

@@ -134,9 +134,9 @@ HELD = {
     "B09b_importlib": 'import importlib\nimportlib.import_module("subprocess")',
     "import_os": "import os",
     "import_gc": "import gc",
-    "traceback": "try:\n    1/0\nexcept Exception as e:\n    getattr(e, '__traceback__')",
+    "traceback": "try:\n    1/0\nexcept Exception as e:\n    getattr(e.__traceback__, 'tb_frame')",
     "exc_context": "try:\n    try:\n        1/0\n    except Exception:\n        raise ValueError\n"
-    "except ValueError as e:\n    getattr(e, '__context__')",
+    "except ValueError as e:\n    getattr(e.__context__.__traceback__, 'tb_' + 'frame')",
     "super_self_class": "class A: pass\ngetattr(super(A, A()), '__self_class__')",
     "format_builtin_spec": "format(search, '{0.__globals__}')",
     "partial_closure": "import functools\ngetattr(functools.partial(search).func, '__closure__')",
@@ -151,8 +151,8 @@ HELD = {
     "random_self": "import random\ngetattr(random.random, '__self__')",
     "setattr_module": "import math\nsetattr(math, 'pi', 3)",
     "vars": "import math\nvars(math)",
-    "class_getitem_def": "class A:\n    def __class_getitem__(cls, i): return 1",
-    "init_subclass_def": "class A:\n    def __init_subclass__(cls): pass",
+    "setattr_def": "class A:\n    def __setattr__(self, n, v): pass",
+    "delattr_def": "class A:\n    def __delattr__(self, n): pass",
     "set_name_def": "class D:\n    def __set_name__(self, o, n): pass",
     "metaclass_kw": "class M: pass\nclass A(metaclass=M): pass",
     "type_3_args": "type('X', (), {'__del__': lambda s: None})",
@@ -161,8 +161,8 @@ HELD = {
     "match_kw_dunder": "match search:\n    case object(__globals__=g):\n        pass",
     "typing_get_type_hints": "import typing\ntyping.get_type_hints",
     "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')",
-    "try_star": "try:\n    raise ExceptionGroup('g', [ValueError(1)])\n"
-    "except* ValueError:\n    pass",
+    "try_star_custom_split": "class G(ExceptionGroup):\n    def split(self, t):\n"
+    "        return 1\ntry:\n    raise G('g', [ValueError(1)])\nexcept* ValueError:\n    pass",
 }
 
 

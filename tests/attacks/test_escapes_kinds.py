@@ -64,8 +64,8 @@ ESCAPES = {
     "strenum_format": "import enum\nclass E(enum.StrEnum):\n    A = '{0.__globals__}'\n"
     "print('ESCAPED', E.A.format(search)[:20])",
     "augassign_radd": "class S(str): pass\nclass X:\n    def __radd__(self, o):\n"
-    "        print('ESCAPED', o('{0.__globals__}', search)[:20])\n        return 1\n"
-    "s = S('x')\ns.format += X()",
+    "        print('ESCAPED', o(search)[:20])\n        return 1\n"
+    "s = S('{0.__globals__}')\ns.format += X()",
     "match_kw_format": "class S(str): pass\nmatch S('{0.__globals__}'):\n"
     "    case S(format=f):\n        print('ESCAPED', f(search)[:20])",
     "match_value_eq": "class X:\n    def __eq__(self, o):\n"

@@ -71,22 +71,34 @@ def test_syntax_error_keeps_its_line_number() -> None:
 
 
 def test_policy_violation_lists_every_refusal_with_its_line() -> None:
-    code = "a = ().__class__\nb = 1\nc = x.gi_frame\n_getattr_ = 1"
+    code = "a = ().__subclasses__\nb = 1\nc = x.gi_frame\n_getattr_ = 1"
     with pytest.raises(PolicyViolation) as info:
         compile_snippet(code, SandboxPolicy())
     text = str(info.value)
-    assert "Line 1" in text and "__class__" in text
+    assert "Line 1" in text and "__subclasses__" in text
     assert "Line 3" in text and "gi_frame" in text
     assert "Line 4" in text and "_getattr_" in text
 
 
-def test_B06_try_except_star_is_refused_with_a_clear_message() -> None:
+def test_B06_try_except_star_runs_and_a_custom_split_is_refused(sandbox_run: Callable) -> None:
     code = (
         'try:\n    raise ExceptionGroup("g", [ValueError(1)])\n'
-        'except* ValueError:\n    print("ran")'
+        'except* ValueError as eg:\n    print("ran", eg.exceptions)'
     )
-    with pytest.raises(PolicyViolation, match=r"try/except\* is not allowed.*CVE-2025-22153"):
-        compile_snippet(code, SandboxPolicy())
+    assert sandbox_run(code).stdout == "ran (ValueError(1),)\n"
+    code = (
+        "class G(ExceptionGroup):\n    def split(self, t):\n        return 1\n"
+        'try:\n    raise G("g", [ValueError(1)])\nexcept* ValueError:\n    pass'
+    )
+    with pytest.raises(PolicyViolation, match=r"overrides split\(\) \(CVE-2025-22153\)"):
+        sandbox_run(code)
+
+
+def test_except_star_inside_a_function_compiles_and_refusals_never_crash() -> None:
+    code = "def f():\n    try:\n        pass\n    except* ValueError:\n        pass\nf()"
+    compile_snippet(code, SandboxPolicy())
+    with pytest.raises(PolicyViolation, match="_getattr_"):
+        compile_snippet("def f():\n    _getattr_ = 1", SandboxPolicy())
 
 
 def test_B06_plain_except_exception_group_is_the_documented_alternative(
@@ -124,7 +136,7 @@ def test_cache_is_bounded() -> None:
 def test_failed_compiles_are_not_cached_as_success() -> None:
     for _ in range(2):
         with pytest.raises(PolicyViolation):
-            compile_snippet("a.__dict__", SandboxPolicy())
+            compile_snippet("a.__globals__", SandboxPolicy())
 
 
 def test_code_must_be_a_string() -> None:

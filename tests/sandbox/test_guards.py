@@ -56,7 +56,7 @@ def test_B01_generator_frame_walk_is_refused_at_compile_time(sandbox_run: Callab
         ),
         'async def ag():\n    yield 1\ngetattr(ag(), "ag_frame")',
         'async def ag():\n    yield 1\ngetattr(ag(), "ag_code")',
-        'try:\n    1/0\nexcept Exception as e:\n    tb = getattr(e, "__traceback__")',
+        'try:\n    1/0\nexcept Exception as e:\n    tb = getattr(e.__traceback__, "tb_frame")',
         'getattr(search, "func_globals")',
         "import asyncio\nasync def m():\n    t = asyncio.create_task(asyncio.sleep(0))\n"
         '    getattr(t, "get_" + "loop")()\nasyncio.run(m())',
@@ -73,7 +73,7 @@ def test_B01_frame_code_and_loop_internals_are_refused_dynamically(
 @pytest.mark.parametrize(
     "attr",
     ["gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_back", "f_globals",
-     "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "co_code", "func_globals",
+     "f_locals", "f_builtins", "f_code", "tb_frame", "co_code", "func_globals",
      "get_loop", "mro"],
 )  # fmt: skip
 def test_B01_restricted_attribute_names_are_refused_statically(attr: str) -> None:
@@ -84,29 +84,29 @@ def test_B01_restricted_attribute_names_are_refused_statically(attr: str) -> Non
 
 
 def test_B03_str_format_field_traversal_on_a_tool(sandbox_run: Callable) -> None:
-    with pytest.raises(PolicyViolation, match="f-string") as info:
+    with pytest.raises(PolicyViolation, match="'__globals__' of 'function'") as info:
         sandbox_run('a = "{0.__globals__}".format(search)\nprint(a)')
     assert SECRET_GLOBAL not in str(info.value)
 
 
 def test_B03b_format_map_traversal(sandbox_run: Callable) -> None:
-    _blocked(sandbox_run, 'b = "{t.__class__}".format_map({"t": search})\nprint(b)', "format")
+    _blocked(sandbox_run, 'b = "{t.__class__}".format_map({"t": search})\nprint(b)', "__class__")
 
 
 @pytest.mark.parametrize(
     "code",
     [
         'str.format("{0.__globals__}", search)',
-        'f = str.format\nf("{0.__class__}", 1)',
-        'getattr("", "format")("{0.__class__}", 1)',
-        'list(map(str.format, ["{0.__class__}"], [1]))',
-        'import functools\nfunctools.partial(str.format, "{0.__class__}")(1)',
-        'class S(str):\n    pass\nS("{0.__class__}").format(1)',
-        'str.format_map("{x.__class__}", {"x": 1})',
+        'f = str.format\nf("{0.__globals__}", search)',
+        'getattr("{0.__globals__}", "format")(search)',
+        'list(map(str.format, ["{0.__globals__}"], [search]))',
+        'import functools\nfunctools.partial(str.format, "{0.__globals__}")(search)',
+        'class S(str):\n    pass\nS("{0.__globals__}").format(search)',
+        'str.format_map("{x.__globals__}", {"x": search})',
     ],
 )
-def test_B03_every_route_to_str_format_is_refused(sandbox_run: Callable, code: str) -> None:
-    _blocked(sandbox_run, code, "format")
+def test_B03_every_route_to_str_format_guards_its_fields(sandbox_run: Callable, code: str) -> None:
+    _blocked(sandbox_run, code, "'__globals__'")
 
 
 def test_B07_shadowing_a_guard_name_to_write_to_a_shared_module(sandbox_run: Callable) -> None:
@@ -179,7 +179,9 @@ def test_B07b_every_route_to_modify_a_module_is_refused(sandbox_run: Callable, c
 def test_B08_dunder_class_hierarchy_traversal(sandbox_run: Callable) -> None:
     with pytest.raises(PolicyViolation) as info:
         sandbox_run("a = ().__class__.__base__.__subclasses__()\nprint(len(a))")
-    assert "__class__" in str(info.value)
+    assert "__subclasses__" in str(info.value) and "__base__" in str(info.value)
+    with pytest.raises(PolicyViolation, match="'__class__' of 'tuple' object"):
+        sandbox_run("a = ().__class__")
 
 
 def test_B08b_getattr_with_dunder_strings(sandbox_run: Callable) -> None:
@@ -219,18 +221,13 @@ def test_B08b_computed_attribute_names_get_the_same_checks(
 @pytest.mark.parametrize(
     "code",
     [
-        "type(search).__mro__",
         "__builtins__",
         "__import__",
-        "[].__class__",
-        "e = 1\ne.__context__",
-        "e = 1\ne.__traceback__",
         "search.__globals__",
         "search.__wrapped__",
         "print.__self__",
         "super().__thisclass__",
         "list.__class_getitem__",
-        "obj.__dict__",
         "obj.__getattribute__('x')",
         "def f(): pass\nf.__code__",
         "class C: pass\nC.__subclasses__()",
@@ -243,7 +240,7 @@ def test_dunder_and_builtins_access_is_refused_statically(code: str) -> None:
 
 
 def test_vars_globals_locals_eval_exec_are_not_builtins(sandbox_run: Callable) -> None:
-    for name in ("vars", "globals", "locals", "open", "input", "breakpoint", "help",
+    for name in ("globals", "locals", "open", "input", "breakpoint", "help",
                  "memoryview", "compile", "exit", "quit"):  # fmt: skip
         with pytest.raises(NameError):
             sandbox_run(f"{name}")
@@ -314,11 +311,13 @@ def test_super_tricks(sandbox_run: Callable) -> None:
     "code",
     [
         "class C:\n    __match_args__ = ('__globals__',)",
-        "class C:\n    __slots__ = ()",
+        "class C:\n    __slots__ = names",
+        "class C:\n    __slots__ = ('__globals__',)",
+        "class C:\n    __slots__ = ('gi_frame', 'x')",
+        "class C:\n    __slots__ = '_ptc_owned_'",
         "class C:\n    def __del__(self): pass",
         "class C:\n    def __getattribute__(self, n): pass",
-        "class C:\n    def __class_getitem__(cls, i): pass",
-        "class C:\n    def __init_subclass__(cls): pass",
+        "class C:\n    def __setattr__(self, n, v): pass",
         "class C:\n    def __reduce__(self): pass",
         "class C:\n    gi_frame: int = 0",
         "class C(metaclass=type): pass",

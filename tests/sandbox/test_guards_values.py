@@ -22,27 +22,27 @@ SECRET = "host-secret-do-not-leak"
 @pytest.mark.parametrize(
     "code",
     [
-        "class S(str): pass\nS.format('{0.__class__}', 1)",
-        "class S(str): pass\nS.format_map('{x.__class__}', {'x': 1})",
-        "class S(str): pass\ns = S('{0.__class__}')\nsuper(S, s).format(1)",
-        "class S(str): pass\nsuper(S, S).format('{0.__class__}', 1)",
+        "class S(str): pass\nS.format('{0.__globals__}', search)",
+        "class S(str): pass\nS.format_map('{x.__globals__}', {'x': search})",
+        "class S(str): pass\ns = S('{0.__globals__}')\nsuper(S, s).format(search)",
+        "class S(str): pass\nsuper(S, S).format('{0.__globals__}', search)",
         "class S(str):\n    def f(self):\n        return super().format(search)\n"
         "S('{0.__globals__}').f()",
-        "class S(str): pass\ngetattr(S, 'format')('{0.__class__}', 1)",
-        "class S(str): pass\ngetattr(S, 'format', None)('{0.__class__}', 1)",
-        "class S(str): pass\nclass T(S): pass\nT.format('{0.__class__}', 1)",
-        "import typing\ntyping.Text.format('{0.__class__}', 1)",
-        "import enum\nclass E(enum.StrEnum):\n    A = '{0.__class__}'\nE.A.format(1)",
-        "import enum\nclass E(str, enum.Enum):\n    A = '{0.__class__}'\nE.format(E.A, 1)",
+        "class S(str): pass\ngetattr(S, 'format')('{0.__globals__}', search)",
+        "class S(str): pass\ngetattr(S, 'format', None)('{0.__globals__}', search)",
+        "class S(str): pass\nclass T(S): pass\nT.format('{0.__globals__}', search)",
+        "import typing\ntyping.Text.format('{0.__globals__}', search)",
+        "import enum\nclass E(enum.StrEnum):\n    A = '{0.__globals__}'\nE.A.format(search)",
+        "import enum\nclass E(str, enum.Enum):\n    A = '{0.__globals__}'\nE.format(E.A, search)",
         # augmented assignment reads through the guard
-        "class S(str): pass\nclass X:\n    def __radd__(self, o):\n        return o\n"
-        "s = S('{0.__class__}')\ns.format += X()",
-        "class S(str): pass\nclass X:\n    def __rmul__(self, o):\n        return o\n"
-        "s = S('{0.__class__}')\ns.format *= X()",
+        "class S(str): pass\nclass X:\n    def __radd__(self, o):\n        return o(search)\n"
+        "s = S('{0.__globals__}')\ns.format += X()",
+        "class S(str): pass\nclass X:\n    def __rmul__(self, o):\n        return o(search)\n"
+        "s = S('{0.__globals__}')\ns.format *= X()",
     ],
 )
-def test_str_format_is_refused_on_every_route(sandbox_run: Callable, code: str) -> None:
-    with pytest.raises(PolicyViolation, match="format") as info:
+def test_str_format_fields_are_guarded_on_every_route(sandbox_run: Callable, code: str) -> None:
+    with pytest.raises(PolicyViolation, match="'__globals__'") as info:
         sandbox_run(code)
     assert SECRET not in str(info.value)
 

@@ -8,15 +8,17 @@ Runtimes use it in three steps::
     value = g.get(VALUE_NAME) if compiled.has_value else None
 
 What the restricted policy guarantees (in any runtime): snippets cannot reach frames,
-code objects, tracebacks, generator/coroutine internals, the event loop, dunder or
-private attributes of objects they did not create, ``str.format``-style attribute
-traversal, modules outside the allowlist (nor the real module objects of allowed ones),
-or change modules and classes shared with the host; ``eval``/``exec``/``open``/
-``globals``/``vars``/3-argument ``type`` are not builtins, and no metaclass (a 3-argument
-``type`` by another name) is reachable (see :data:`EXCLUDED_BUILTINS` and
-:data:`EXCLUDED_MODULES` for every exclusion and why). Guards judge the value they hand out
-(``str.format`` through a str subclass or ``super()`` is still ``str.format``), and a module
-re-exporting another's object gets the same replacement as the object's home module.
+code objects, generator/coroutine internals, the event loop, dunder or private attributes
+of objects they did not create (also not through ``str.format`` fields, whose lookups go
+through the same guard; the few dunders readable on the snippet's own objects and
+exceptions are judged per object in ``_dunders``), modules outside the allowlist (nor the
+real module objects of allowed ones), or change modules and classes shared with the host;
+``eval``/``exec``/``open``/``globals``/3-argument ``type`` are not builtins, ``vars`` works
+only on the snippet's own objects, and no metaclass (a 3-argument ``type`` by another
+name) is reachable (see :data:`EXCLUDED_BUILTINS` and :data:`EXCLUDED_MODULES` for every
+exclusion and why). Guards judge the value they hand out (``str.format`` through a str
+subclass or ``super()`` is still ``str.format``, and gets the guarded stand-in), and a
+module re-exporting another's object gets the same replacement as the object's home module.
 
 What the thread runtime cannot guarantee: the size guards stop the common one-call
 bombs (``10 ** 10 ** 8``, ``"a" * 10 ** 10``, ``s.ljust(10 ** 10)``, ``bytes(n)``,

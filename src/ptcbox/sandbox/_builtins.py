@@ -10,6 +10,8 @@ from fractions import Fraction
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation, ToolError
+from ptcbox.sandbox._dunders import guarded_vars
+from ptcbox.sandbox._exceptstar import EXCEPT_STAR_GUARD, check_except_star
 from ptcbox.sandbox._guards import (
     AttributeGuards,
     guarded_delattr,
@@ -32,7 +34,8 @@ EXCLUDED_BUILTINS: Final[types.MappingProxyType[str, str]] = types.MappingProxyT
         "input": "reads the host's stdin (blocks forever)",
         "breakpoint": "starts a debugger with full access",
         "help": "interactive; reads stdin and imports arbitrary modules",
-        "vars": "returns __dict__: private attributes and guard-free access",
+        "vars (of other objects)": "returns __dict__: private attributes and guard-free "
+        "access; vars(obj) of the snippet's own instances works",
         "locals": "returns the namespace dict, including the guards",
         "globals": "returns the namespace dict, including the guards (B07)",
         "memoryview": "raw buffer access",
@@ -356,7 +359,7 @@ def _augitem(obj: Any, key: Any, op: Callable[[Any, Any], Any], value: Any) -> N
 
 def make_base_builtins(limits: Limits) -> dict[str, Any]:
     """The builtins dict shared by executions with these limits (print/import added later)."""
-    guards = AttributeGuards(limits.size_wrapper)
+    guards = AttributeGuards(limits.size_wrapper, limits.check_format_spec)
     b: dict[str, Any] = {name: getattr(builtins, name) for name in _PLAIN}
     b.update({name: getattr(builtins, name) for name in _exception_names()})
     sized: dict[type, Any] = {
@@ -374,6 +377,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "delattr": guarded_delattr,
             "pow": limits.builtin_pow,
             "format": limits.format,
+            "vars": guarded_vars,
             "ToolError": ToolError,
             "__build_class__": _build_class,
             # guards called by compiled code
@@ -395,6 +399,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "_imul_": limits.imul,
             "_imod_": limits.imod,
             "_format_": limits.fstring_format,
+            EXCEPT_STAR_GUARD: check_except_star,
         }
     )
     return b

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS, dunder_value
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_READS,
     FORMAT_METHODS,
@@ -32,6 +33,7 @@ from ptcbox.sandbox._owner import (
     is_owned,
     private_ok,
 )
+from ptcbox.sandbox._safeformat import GuardedFormatter, guarded_format_method
 from ptcbox.sandbox._strsize import is_size_guarded
 
 __all__ = [
@@ -174,11 +176,18 @@ class AttributeGuards:
         size_wrapper: ``size_wrapper(value)`` returns a size-checked stand-in when
             ``value`` is a guarded C method (``s.ljust``, ``str.ljust``, see ``_strsize``),
             else ``None`` (then the value is handed out as is).
+        check_format_spec: Raises when a format spec is too wide or precise (what
+            ``format()`` checks); applied to every field of ``str.format``/``format_map``,
+            whose stand-ins (``_safeformat``) look attributes up through this guard.
     """
 
-    __slots__ = ("getattr", "getattr_private", "hasattr", "size_wrapper")
+    __slots__ = ("formatter", "getattr", "getattr_private", "hasattr", "size_wrapper")
 
-    def __init__(self, size_wrapper: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        size_wrapper: Callable[[Any], Any],
+        check_format_spec: Callable[[str], None] | None = None,
+    ) -> None:
         self.size_wrapper = size_wrapper
         special = self._special
 
@@ -227,13 +236,24 @@ class AttributeGuards:
             return guarded_getattr(obj, name)
 
         self.getattr = guarded_getattr
+        self.formatter = (
+            None
+            if check_format_spec is None
+            else GuardedFormatter(guarded_getattr, check_format_spec)
+        )
         self.getattr_private = guarded_getattr_private
         self.hasattr = guarded_hasattr
 
     def _special(self, obj: Any, name: str, default: Any) -> Any:
+        if name in GUARDED_DUNDER_READS:
+            if name == "__setattr__" and obj is object:
+                return object_setattr
+            return dunder_value(obj, name, default)
         check_readable(obj, name)
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         if name in VALUE_CHECKED_ATTRS:
+            if self.formatter is not None and is_str_format(value):
+                return guarded_format_method(value, self.formatter)
             refuse_value(obj, name, value)
             wrapped = self.size_wrapper(value)
             if wrapped is not None:
@@ -305,6 +325,13 @@ def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:
     """setattr(obj, name, value) -- sandboxed: only the snippet's own objects."""
     check_attribute_write(obj, name, "set")
     setattr(obj, name, value)
+
+
+def object_setattr(obj: Any, name: str, value: Any, /) -> None:
+    """object.__setattr__(obj, name, value) -- sandboxed: only the snippet's own objects
+    (the frozen-dataclass idiom ``object.__setattr__(self, "x", v)`` in ``__post_init__``)."""
+    check_attribute_write(obj, name, "set")
+    object.__setattr__(obj, name, value)
 
 
 def guarded_delattr(obj: Any, name: str, /) -> None:

@@ -7,6 +7,7 @@ import random as _random
 import types
 from typing import Any
 
+from ptcbox.sandbox._asyncloop import get_running_loop
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._modspecs_text import TEXT_SPECS
 from ptcbox.sandbox._modspecs_types import TYPE_SPECS
@@ -204,11 +205,21 @@ _ASYNCIO_NAMES = (
     "FIRST_EXCEPTION",
     "ALL_COMPLETED",
     "iscoroutine",
+    "TaskGroup",
+    "timeout_at",
+    "Timeout",
+    "shield",
+    "Condition",
+    "Barrier",
+    "BrokenBarrierError",
+    "PriorityQueue",
+    "LifoQueue",
 )
 
 
 def _asyncio(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     attrs = _only(module, _ASYNCIO_NAMES)
+    attrs["get_running_loop"] = get_running_loop  # a view: time(), create_task() ...
     reason = (
         "not exposed in the sandbox: it reaches the event loop, threads, subprocesses or sockets"
     )

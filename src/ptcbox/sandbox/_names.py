@@ -21,7 +21,7 @@ __all__ = [
     "restricted_reason",
 ]
 
-RESTRICTED_ATTRS: frozenset[str] = frozenset(INSPECT_ATTRIBUTES) | frozenset(
+RESTRICTED_ATTRS: frozenset[str] = (frozenset(INSPECT_ATTRIBUTES) - {"tb_next"}) | frozenset(
     {
         # frames, code, tracebacks, generators, coroutines, async generators: every
         # attribute that hands out an interpreter-internal object
@@ -35,7 +35,6 @@ RESTRICTED_ATTRS: frozenset[str] = frozenset(INSPECT_ATTRIBUTES) | frozenset(
         "f_trace_lines",
         "f_trace_opcodes",
         "tb_frame",
-        "tb_next",
         "co_code",
         "co_consts",
         "co_names",
@@ -76,7 +75,9 @@ RESTRICTED_ATTRS: frozenset[str] = frozenset(INSPECT_ATTRIBUTES) | frozenset(
     }
 )
 """Attribute names no snippet may read or write, on any object (frame, code, traceback,
-generator, coroutine and async-generator internals; routes to the event loop; ``mro``)."""
+generator, coroutine and async-generator internals; routes to the event loop; ``mro``).
+``tb_next`` is not among them: a traceback's next entry is another traceback (plain line
+data; its ``tb_frame`` stays refused)."""
 
 FORMAT_METHODS: frozenset[str] = frozenset({"format", "format_map"})
 """``str.format``/``format_map`` traverse attributes of their arguments (CVE-2023-41039)."""
@@ -117,6 +118,9 @@ ALLOWED_DUNDER_DEFS: frozenset[str] = frozenset(
     {
         "__init__",
         "__post_init__",
+        "__getattr__",
+        "__init_subclass__",
+        "__class_getitem__",
         "__repr__",
         "__str__",
         "__format__",
@@ -181,10 +185,12 @@ ALLOWED_DUNDER_DEFS: frozenset[str] = frozenset(
         ),
     }
 )
-"""Special methods a snippet class may define. Left out on purpose: ``__del__`` (would
-run snippet code at garbage collection, outside the time limit), ``__getattribute__``,
-``__getattr__``, ``__setattr__``, ``__init_subclass__``, ``__class_getitem__``,
-``__set_name__``, ``__reduce__`` and the rest of the pickle/copy protocol."""
+"""Special methods a snippet class may define (``__slots__`` may be bound to a literal, see
+``_transform``). Left out on purpose: ``__del__`` (would run snippet code at garbage
+collection, outside the time limit), ``__getattribute__``, ``__setattr__``,
+``__delattr__`` (the guards' own reads and writes must not run snippet code first),
+``__set_name__``, ``__reduce__`` and the rest of the pickle/copy protocol. ``__getattr__``
+only runs when ordinary lookup fails; the sandbox's marks are never read by lookup."""
 
 NATIVE_ATTRS: frozenset[str] = frozenset(
     {

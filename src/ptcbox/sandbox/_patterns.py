@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
 from ptcbox.sandbox._astnodes import copy_locations, global_call
+from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
 from ptcbox.sandbox._names import NOT_NATIVE_ATTRS, VALUE_CHECKED_ATTRS, is_private
 
 if TYPE_CHECKING:
@@ -66,7 +67,11 @@ class PatternVisitors(RestrictingNodeTransformer):
         """Pattern values/classes stay native dotted names; check each part."""
         while isinstance(node, ast.Attribute):
             self.check_attr(node, node.attr, store=False)
-            if is_private(node.attr) or node.attr in VALUE_CHECKED_ATTRS:
+            if (
+                is_private(node.attr)
+                or node.attr in VALUE_CHECKED_ATTRS
+                or node.attr in GUARDED_DUNDER_READS  # native here: never unguarded
+            ):
                 # a value pattern hands the value to the subject's __eq__
                 self.error(node, f'attribute "{node.attr}" is not allowed in a pattern')
             node = node.value

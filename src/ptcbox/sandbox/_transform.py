@@ -32,6 +32,8 @@ from typing import Any
 
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call
+from ptcbox.sandbox._classbody import ClassBodyVisitors
+from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
@@ -58,7 +60,7 @@ last expression statement writes it."""
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
 
 
-class PtcTransformer(SizeGuardVisitors, PatternVisitors):
+class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
     """RestrictedPython's transformer with ptcbox's rules (see the module docstring).
 
     Args:
@@ -167,8 +169,12 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
         if attr in RESTRICTED_ATTRS:
             self.error(node, f'"{attr}" is a restricted attribute ({restricted_reason(attr)})')
         elif is_dunder(attr):
-            if store or attr not in ALLOWED_DUNDER_READS:
-                hint = "; use type(obj) instead" if attr == "__class__" else ""
+            if store or (attr not in ALLOWED_DUNDER_READS and attr not in GUARDED_DUNDER_READS):
+                hint = (
+                    " (class-hierarchy traversal from __class__ is off limits)"
+                    if attr in ("__base__", "__bases__", "__subclasses__")
+                    else ""
+                )
                 self.error(node, f'access to attribute "{attr}" is not allowed{hint}')
         elif is_reserved(attr):
             self.error(node, f'attribute "{attr}" is reserved for the sandbox')
@@ -247,6 +253,8 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
         return self.numeric.visit_comprehension(self, node)
 
     def visit_Assign(self, node: ast.Assign) -> Any:
+        if self._check_slots(node):
+            return node
         numeric = self.numeric.is_numeric(node.value)
         node.value = self.visit(node.value)  # evaluated before the targets are bound
         node.targets = [self.visit(t) for t in node.targets]
@@ -281,14 +289,6 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
             self.check_name(node, name)
         return node
 
-    def visit_TryStar(self, node: ast.AST) -> Any:
-        self.error(
-            node,
-            "try/except* is not allowed in the sandbox (RestrictedPython refuses it since "
-            "CVE-2025-22153); catch the ExceptionGroup with a plain `except ExceptionGroup "
-            "as eg:` and inspect eg.exceptions",
-        )
-
     def visit_Call(self, node: ast.Call) -> Any:
         for kw in node.keywords:
             if kw.arg is not None and (kw.arg.startswith("__") or is_reserved(kw.arg)):
@@ -305,6 +305,8 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors):
         with self.numeric.scope(node):
             node = self.node_contents_visit(node)
         self.in_class_body = outer
+        if not node.body:  # every statement was refused: the errors are reported
+            return node
         first = node.body[0]
         docstring = (
             isinstance(first, ast.Expr)
