@@ -39,6 +39,7 @@ WORKER_ALLOWED_MODULES: dict[str, str] = {
     "ptcbox.runtimes._shared._value": "the size caps of values crossing the tool boundary",
     "ptcbox.runtimes._shared._error_text": "the snippet's traceback text for the model",
     "ptcbox.runtimes._shared._output": "caps that error text as output is capped",
+    "ptcbox.runtimes._shared._exit": "script exit semantics of SystemExit (sys.exit(0) succeeds)",
 }
 """ptcbox modules outside those packages the child may import, each with the reason."""
 

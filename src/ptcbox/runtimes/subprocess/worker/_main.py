@@ -38,6 +38,7 @@ from ptcbox.runtimes._shared._error_text import (
     error_type_name,
     format_snippet_error,
 )
+from ptcbox.runtimes._shared._exit import exit_note, exit_status
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
@@ -368,6 +369,16 @@ def _run(
             if note is not None:
                 channel.stderr.write(note)
                 truncated = True
+    except SystemExit as exc:  # sys.exit(0) / exit() is a success, as for a script
+        status, text = exit_status(exc)
+        if text is not None:
+            channel.stderr.write(text)
+        if status != 0:
+            error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
+            error_type = error_type_name(exc)
+            if text is None:
+                error += "\n" + exit_note(status)
+        del exc
     except BaseException as exc:
         error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
         error_type = error_type_name(exc)
