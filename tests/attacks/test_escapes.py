@@ -160,7 +160,7 @@ HELD = {
     "forwardref_evaluate": "import typing\nr = typing.get_args(typing.List['os'])[0]\nr._evaluate",
     "match_kw_dunder": "match search:\n    case object(__globals__=g):\n        pass",
     "typing_get_type_hints": "import typing\ntyping.get_type_hints",
-    "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')",
+    "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')(search)",
     "try_star": "try:\n    raise ExceptionGroup('g', [ValueError(1)])\n"
     "except* ValueError:\n    pass",
 }

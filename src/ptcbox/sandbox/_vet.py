@@ -117,11 +117,21 @@ class SpecCache:
             for name, real in vars(module).items():
                 if name.startswith("_") or not callable(real) or isinstance(real, types.ModuleType):
                     continue
+                if not _homed_in(real, home):
+                    continue  # a re-export (shlex.deque): its home module decides
                 if name in excluded or attrs.get(name, _ABSENT) is not real:
                     table.setdefault(id(real), (real, home, name))
         with _lock:
             _homes[loaded] = table
         return table
+
+
+def _homed_in(value: Any, home: str) -> bool:
+    """False when ``value`` is defined by another public module (a re-export)."""
+    where = getattr(value, "__module__", None)
+    if type(where) is not str or where == home or where.startswith(("_", home + ".")):
+        return True
+    return where == "builtins" and home == "builtins"
 
 
 def _defined_in(value: Any, module: str) -> bool:
