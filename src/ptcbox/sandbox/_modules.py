@@ -21,17 +21,18 @@ __all__ = ["EXCLUDED_MODULES", "ImportHook"]
 
 EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyType(
     {
-        "os": "process, file-system and environment access (os.system, os.fork, ...)",
-        "subprocess": "starts processes",
-        "importlib": "imports any module, bypassing the allowlist",
+        "os": "no access to the host's operating system (files, processes, environment); get "
+        "data through the tools",
+        "subprocess": "starts processes; the sandbox runs no programs (ask for a tool instead)",
+        "importlib": "imports any module, bypassing the allowlist; use an import statement",
         "builtins": "the unguarded builtins (eval, exec, open, __import__)",
         "ctypes": "raw memory access",
-        "socket": "network access",
-        "pathlib": "file-system access",
-        "shutil": "file-system access",
-        "tempfile": "file-system access",
-        "glob": "file-system access",
-        "pickle": "unpickling runs arbitrary code",
+        "socket": "network access; reach services through the tools",
+        "pathlib": "file-system access; get data through the tools (io.StringIO for in-memory text)",
+        "shutil": "file-system access; get data through the tools (io.StringIO for in-memory text)",
+        "tempfile": "file-system access; get data through the tools (io.StringIO for in-memory text)",
+        "glob": "file-system access; get data through the tools (io.StringIO for in-memory text)",
+        "pickle": "unpickling runs arbitrary code; use json",
         "marshal": "builds code objects",
         "inspect": "reaches frames, globals and source of host code",
         "gc": "reaches every object in the process (gc.get_objects)",
@@ -95,8 +96,8 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "new_class ... build functions, classes and modules from code objects",
         "warnings (other names)": "filters, onceregistry, defaultaction: the execution has "
         "its own filters; use warnings.simplefilter / filterwarnings / catch_warnings",
-        "http": "network access",
-        "ssl": "network access",
+        "http": "network access; reach services through the tools",
+        "ssl": "network access; reach services through the tools",
         "select": "operating-system handles",
         "asyncio.subprocess": "starts processes",
         "string.Formatter": "get_field() walks attributes of its arguments (GHSA-hp3v-5vw7-fx9w)",
@@ -312,7 +313,7 @@ class ImportHook:
 
     def _refused(self, name: str) -> ImportError:
         reason = EXCLUDED_MODULES.get(name) or EXCLUDED_MODULES.get(name.partition(".")[0])
-        why = f" ({reason})" if reason else ""
+        why = f": {reason}" if reason else ""
         return ImportError(
             f"import of {name!r} is not allowed in the sandbox{why}; allowed modules: "
             f"{self.allowed_text}",
