@@ -89,6 +89,7 @@ def build_globals(
     stderr: TextSink,
     sleep: Callable[[float], None] | None = None,
     alive: Any = None,
+    own_process: bool = False,
 ) -> dict[str, Any]:
     """Build the globals dict for one execution of a snippet compiled under ``policy``.
 
@@ -115,6 +116,9 @@ def build_globals(
             the code must not run (its execution has ended). A global, not a builtin,
             so that a session's functions use the current execution's. ``None``: an
             object whose ``running`` is always there.
+        own_process: The execution has the process to itself (a ``SubprocessRuntime``
+            worker): views of process-wide state that in-process executions would share
+            (``decimal.getcontext``) are allowed.
 
     Returns:
         A fresh globals dict; sessions may keep reusing it.
@@ -134,6 +138,7 @@ def build_globals(
             sleep,
             base,
             streams,
+            own_process,
         )
         g: dict[str, Any] = {
             "__name__": "__main__",

@@ -37,6 +37,7 @@ from ptcbox.sandbox._strsize import is_size_guarded
 __all__ = [
     "FORMAT_REFUSED",
     "AttributeGuards",
+    "allow_instance_writes",
     "checked_attribute",
     "is_str_format",
     "refuse_attribute",
@@ -44,9 +45,21 @@ __all__ = [
 ]
 
 _MISSING: Final = object()
-_WRITABLE: Final = (BaseException, types.SimpleNamespace)
+_WRITABLE: tuple[type, ...] = (BaseException, types.SimpleNamespace)
 """Instances whose public attributes any snippet may set, as in CPython (exceptions,
 ``types.SimpleNamespace``): their classes stay read-only."""
+
+
+def allow_instance_writes(cls: type) -> None:
+    """Let snippets set public attributes of ``cls``'s instances, for the whole process.
+
+    Only for a process that is the execution's own (a ``SubprocessRuntime`` worker lets
+    snippets set ``decimal.getcontext().prec``, its own thread's context, which the OS
+    limits bound).
+    """
+    global _WRITABLE
+    if cls not in _WRITABLE:
+        _WRITABLE = (*_WRITABLE, cls)
 _NAMEDTUPLE_API: Final = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _ModuleType = types.ModuleType
 _SPECIAL_NAMES: Final = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS

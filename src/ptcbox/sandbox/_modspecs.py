@@ -247,7 +247,13 @@ def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[
         return real_local(ctx_, **kwargs)
 
     attrs.update(Context=Context, localcontext=localcontext)
-    return attrs, {}
+    if ctx.own_process:  # a worker process of its own: the thread's context is the run's
+        attrs.update(getcontext=module.getcontext, setcontext=module.setcontext)
+        attrs.update(DefaultContext=module.DefaultContext)
+        return attrs, {}
+    shared = "the thread's context is shared with other executions in this process; use "
+    shared += "decimal.localcontext(prec=...) (SubprocessRuntime allows getcontext())"
+    return attrs, {"getcontext": shared, "setcontext": shared, "DefaultContext": shared}
 
 
 def _string(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:

@@ -26,6 +26,7 @@ import warnings as _warnings
 from typing import Any
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._owner import register_class
 from ptcbox.sandbox._snippet_tb import format_exception, is_snippet_frame, stack_text
 from ptcbox.sandbox._specbase import Attrs, ModuleContext, public
 from ptcbox.sandbox._streams import Streams
@@ -171,8 +172,9 @@ def _logging_module(
         def __init__(self, level: Any) -> None:
             Logger.__init__(self, "root", level)
 
-    for cls in (Formatter, Handler, StreamHandler, NullHandler, Logger):
+    for cls in (Formatter, Handler, StreamHandler, NullHandler, Logger, RootLogger):
         cls.__module__ = "logging"
+        register_class(cls)  # per execution: its loggers and handlers are the snippet's own
     root = RootLogger(L.WARNING)
     manager = L.Manager(root)
     manager.loggerClass = Logger

@@ -117,10 +117,9 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "collections.UserList": "its methods run list repetition in host code, past the "
         "sandbox's size checks; subclass list instead",
         "dataclasses.make_dataclass": "creates classes from a dict of arbitrary (dunder) names",
-        "decimal.getcontext": "the thread's context is shared with other executions; use "
-        "decimal.localcontext(prec=...)",
-        "decimal.setcontext": "changes the thread's context for other executions",
-        "decimal.DefaultContext": "shared template context; use decimal.Context(...)",
+        "decimal.getcontext (in-process)": "in ThreadRuntime the thread's context is shared "
+        "with other executions (getcontext, setcontext, DefaultContext are left out there; "
+        "use decimal.localcontext(prec=...)); a SubprocessRuntime worker has its own",
         "decimal.BasicContext": "shared context; use decimal.Context(...)",
         "decimal.ExtendedContext": "shared context; use decimal.Context(...)",
         "enum.EnumType": "a metaclass builds classes from arbitrary dunder names",
@@ -242,9 +241,19 @@ class ImportHook:
         builtins: The sandbox's builtins for these limits (``None``: built on demand).
         streams: The execution's standard streams (``sys.stdout`` of the ``sys`` view,
             ``pprint``, ``traceback.print_exc``, ``logging`` and ``warnings`` output).
+        own_process: The execution has the process to itself (see ``ModuleContext``).
     """
 
-    __slots__ = ("_allowed", "_builtins", "_ctx", "_limits", "_local", "_sleep", "_streams")
+    __slots__ = (
+        "_allowed",
+        "_builtins",
+        "_ctx",
+        "_limits",
+        "_local",
+        "_own_process",
+        "_sleep",
+        "_streams",
+    )
 
     def __init__(
         self,
@@ -253,12 +262,14 @@ class ImportHook:
         sleep: Callable[[float], None] | None,
         builtins: Mapping[str, Any] | None = None,
         streams: Streams = NULL_STREAMS,
+        own_process: bool = False,
     ) -> None:
         self._allowed = allowed
         self._limits = limits
         self._sleep = sleep
         self._builtins = builtins
         self._streams = streams
+        self._own_process = own_process
         self._ctx: ModuleContext | None = None
         self._local: dict[str, ModuleProxy] = {}
 
@@ -275,7 +286,11 @@ class ImportHook:
             if base is None:  # the sandbox's builtins for these limits (shared, cached)
                 base = base_builtins(self._limits.max_int_bits, self._limits.max_repeat_bytes)
             self._ctx = ModuleContext(
-                limits=self._limits, sleep=self._sleep, builtins=base, streams=self._streams
+                limits=self._limits,
+                sleep=self._sleep,
+                builtins=base,
+                streams=self._streams,
+                own_process=self._own_process,
             )
         return self._ctx
 
@@ -304,6 +319,13 @@ class ImportHook:
                     raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
                 if not hasattr(target, item):
                     sub = f"{name}.{item}"
+                    why = type(target)._ptc_excluded.get(item)
+                    if why is not None:
+                        raise ImportError(
+                            f"cannot import name {item!r} from {name!r}: {name}.{item} is not "
+                            f"available in the sandbox: {why}",
+                            name=name,
+                        )
                     real = getattr(importlib.import_module(name), item, None)
                     if isinstance(real, types.ModuleType) or sub in EXCLUDED_MODULES:
                         raise self._refused(sub)
@@ -342,6 +364,7 @@ class ImportHook:
                     self._limits.max_int_bits,
                     self._limits.max_repeat_bytes,
                     tuple(sorted(subs)),
+                    self._own_process,
                 )
                 with _shared_lock:
                     proxy = _shared_cache.get(key)

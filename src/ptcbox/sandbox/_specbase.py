@@ -28,12 +28,15 @@ class ModuleContext:
             a module re-exporting a builtin gets the sandbox's version.
         streams: The execution's standard streams (views that print write there);
             streams that discard everything for views built without an execution.
+        own_process: The execution has the process to itself (a ``SubprocessRuntime``
+            worker): process-wide state such as ``decimal.getcontext()`` is its own.
     """
 
     limits: Limits
     sleep: Callable[[float], None] | None
     builtins: Mapping[str, Any] = field(default_factory=dict)
     streams: Streams = NULL_STREAMS
+    own_process: bool = False
 
 
 def ix(value: Any) -> int:

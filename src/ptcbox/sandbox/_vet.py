@@ -86,7 +86,7 @@ class SpecCache:
         if not self.cacheable(home, ctx):
             return self.specs[home](module, ctx)
         lim = ctx.limits
-        key = (home, lim.max_int_bits, lim.max_repeat_bytes, id(ctx.builtins))
+        key = (home, lim.max_int_bits, lim.max_repeat_bytes, id(ctx.builtins), ctx.own_process)
         with _lock:
             hit = self._cache.get(key)
             if hit is None or hit[2] is not ctx.builtins:

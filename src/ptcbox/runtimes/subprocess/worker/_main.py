@@ -23,6 +23,7 @@ exits after one run; a session worker keeps its globals and waits for the next.
 from __future__ import annotations
 
 import contextlib
+import decimal
 import os
 import signal
 import socket
@@ -64,6 +65,7 @@ from ptcbox.runtimes.subprocess.worker._seccomp import (
 )
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._globals import add_globals
+from ptcbox.sandbox._guards import allow_instance_writes
 
 __all__ = [
     "EXIT_SETUP_FAILED",
@@ -172,6 +174,7 @@ def _setup(
         baseline_bytes=address_space_bytes(),
     )
     gate = install_audit_hook(workdir)
+    allow_instance_writes(decimal.Context)  # getcontext().prec = 50: the process is the run's
     rehearse(rehearsal, gate, policy)
     return channel, gate, policy
 
@@ -274,7 +277,7 @@ class _State:
 def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> int:
     state = _State(policy)
     # made now, off the critical path (the worker waits for its snippet anyway)
-    state.prebuilt = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+    state.prebuilt = _build(policy, channel)
     while True:
         try:
             message = channel.receive()
@@ -295,6 +298,13 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
             channel.send(done)
         if not message.get("session"):
             return 0
+
+
+def _build(policy: SandboxPolicy, channel: WorkerChannel) -> dict[str, Any]:
+    """The globals of a run: the worker process is the execution's own."""
+    return build_globals(
+        policy, tools={}, stdout=channel.stdout, stderr=channel.stderr, own_process=True
+    )
 
 
 def _orjson_safe(done: dict[str, Any]) -> bool:
@@ -334,7 +344,7 @@ def _run(
         built = state.prebuilt
         state.prebuilt = None
         if built is None:
-            built = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+            built = _build(policy, channel)
         add_globals(built, policy, tools=tools, extra_globals=extra)
         namespace = state.globals
         if namespace is None:
