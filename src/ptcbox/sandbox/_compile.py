@@ -9,8 +9,8 @@ import types
 from dataclasses import dataclass
 
 from ptcbox.errors import PolicyViolation
-from ptcbox.sandbox._refusals import explain_compile_error
 from ptcbox.sandbox._policy import SandboxPolicy
+from ptcbox.sandbox._refusals import explain_compile_error
 from ptcbox.sandbox._transform import VALUE_NAME, PtcTransformer
 
 __all__ = ["VALUE_NAME", "CompiledSnippet", "compile_snippet"]

@@ -137,8 +137,8 @@ def build_globals(
             cached_limits(policy.max_int_bits, policy.max_repeat_bytes),
             sleep,
             base,
-            streams,
-            own_process,
+            streams=streams,
+            own_process=own_process,
         )
         g: dict[str, Any] = {
             "__name__": "__main__",

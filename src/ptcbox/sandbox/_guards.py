@@ -60,6 +60,8 @@ def allow_instance_writes(cls: type) -> None:
     global _WRITABLE
     if cls not in _WRITABLE:
         _WRITABLE = (*_WRITABLE, cls)
+
+
 _NAMEDTUPLE_API: Final = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _ModuleType = types.ModuleType
 _SPECIAL_NAMES: Final = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS

@@ -7,12 +7,12 @@ import random as _random
 import types
 from typing import Any
 
+from ptcbox.sandbox._getters import guarded_getters
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._modspecs_io import IO_SPECS, PER_EXECUTION_IO
 from ptcbox.sandbox._modspecs_log import LOG_SPECS, PER_EXECUTION_LOG
 from ptcbox.sandbox._modspecs_more import MORE_SPECS, PER_EXECUTION_MORE
 from ptcbox.sandbox._modspecs_text import TEXT_SPECS
-from ptcbox.sandbox._getters import guarded_getters
 from ptcbox.sandbox._modspecs_types import TYPE_SPECS
 from ptcbox.sandbox._proxy import freeze
 from ptcbox.sandbox._specbase import Attrs, ModuleContext, Spec

@@ -89,7 +89,7 @@ def _sys(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str,
 
 
 def _memory_files(lim: Limits) -> tuple[type, type]:
-    def checked_seek(cls: type) -> Any:
+    def checked_seek(cls: Any) -> Any:
         def seek(self: Any, pos: int, whence: int = 0, /) -> int:
             """Move to ``pos`` -- sandboxed: not past ``max_repeat_bytes``."""
             before = cls.tell(self)
@@ -134,15 +134,30 @@ def _printer_class(streams: Streams, lim: Limits) -> type:
     class PrettyPrinter(real):  # type: ignore[misc, valid-type]
         __doc__ = real.__doc__
 
-        def __init__(self, indent: int = 1, width: int = 80, depth: Any = None, stream: Any = None,
-                     *, compact: bool = False, sort_dicts: bool = True,
-                     underscore_numbers: bool = False) -> None:  # fmt: skip
+        def __init__(
+            self,
+            indent: int = 1,
+            width: int = 80,
+            depth: Any = None,
+            stream: Any = None,
+            *,
+            compact: bool = False,
+            sort_dicts: bool = True,
+            underscore_numbers: bool = False,
+        ) -> None:
             """PrettyPrinter(...) -- sandboxed: ``stream=None`` is the execution's stdout;
             ``indent`` is size-checked."""
             if isinstance(indent, int):
                 lim.repeat_bytes("pprint indent", int.__index__(indent) * 1000)
-            super().__init__(indent, width, depth, stream, compact=compact,
-                             sort_dicts=sort_dicts, underscore_numbers=underscore_numbers)  # fmt: skip
+            super().__init__(
+                indent,
+                width,
+                depth,
+                stream,
+                compact=compact,
+                sort_dicts=sort_dicts,
+                underscore_numbers=underscore_numbers,
+            )
             if stream is None:
                 self._stream = streams.stdout
 
@@ -153,24 +168,51 @@ def _printer_class(streams: Streams, lim: Limits) -> type:
 def _pprint_module(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     printer = _printer_class(ctx.streams, ctx.limits)
 
-    def pprint(obj: Any, stream: Any = None, indent: int = 1, width: int = 80, depth: Any = None,
-               *, compact: bool = False, sort_dicts: bool = True,
-               underscore_numbers: bool = False) -> None:  # fmt: skip
+    def pprint(
+        obj: Any,
+        stream: Any = None,
+        indent: int = 1,
+        width: int = 80,
+        depth: Any = None,
+        *,
+        compact: bool = False,
+        sort_dicts: bool = True,
+        underscore_numbers: bool = False,
+    ) -> None:
         """Pretty-print ``obj`` to ``stream`` (default: the execution's stdout)."""
-        printer(stream=stream, indent=indent, width=width, depth=depth, compact=compact,
-                sort_dicts=sort_dicts, underscore_numbers=underscore_numbers).pprint(obj)  # fmt: skip
+        printer(
+            stream=stream,
+            indent=indent,
+            width=width,
+            depth=depth,
+            compact=compact,
+            sort_dicts=sort_dicts,
+            underscore_numbers=underscore_numbers,
+        ).pprint(obj)
 
     def pp(obj: Any, *args: Any, sort_dicts: bool = False, **kwargs: Any) -> None:
         """Like pprint, with ``sort_dicts=False``."""
         pprint(obj, *args, sort_dicts=sort_dicts, **kwargs)
 
-    def pformat(obj: Any, indent: int = 1, width: int = 80, depth: Any = None, *,
-                compact: bool = False, sort_dicts: bool = True,
-                underscore_numbers: bool = False) -> str:  # fmt: skip
+    def pformat(
+        obj: Any,
+        indent: int = 1,
+        width: int = 80,
+        depth: Any = None,
+        *,
+        compact: bool = False,
+        sort_dicts: bool = True,
+        underscore_numbers: bool = False,
+    ) -> str:
         """The pretty-printed text of ``obj``."""
-        text: str = printer(indent=indent, width=width, depth=depth, compact=compact,
-                            sort_dicts=sort_dicts,
-                            underscore_numbers=underscore_numbers).pformat(obj)  # fmt: skip
+        text: str = printer(
+            indent=indent,
+            width=width,
+            depth=depth,
+            compact=compact,
+            sort_dicts=sort_dicts,
+            underscore_numbers=underscore_numbers,
+        ).pformat(obj)
         return text
 
     attrs = public(module)
@@ -236,13 +278,26 @@ def _traceback(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dic
     def _value(exc: Any, value: Any) -> Any:
         return exc if value is _SENTINEL else value
 
-    def fmt_exception(exc: Any, /, value: Any = _SENTINEL, tb: Any = _SENTINEL,
-                      limit: Any = None, chain: bool = True) -> list[str]:  # fmt: skip
+    def fmt_exception(
+        exc: Any,
+        /,
+        value: Any = _SENTINEL,
+        tb: Any = _SENTINEL,
+        limit: Any = None,
+        chain: bool = True,
+    ) -> list[str]:
         """traceback.format_exception -- sandboxed: the snippet's own frames only."""
         return format_exception(_value(exc, value), limit, chain)
 
-    def print_exception(exc: Any, /, value: Any = _SENTINEL, tb: Any = _SENTINEL,
-                        limit: Any = None, file: Any = None, chain: bool = True) -> None:  # fmt: skip
+    def print_exception(  # noqa: PLR0917 - the stdlib's signature
+        exc: Any,
+        /,
+        value: Any = _SENTINEL,
+        tb: Any = _SENTINEL,
+        limit: Any = None,
+        file: Any = None,
+        chain: bool = True,
+    ) -> None:
         """traceback.print_exception -- sandboxed: to the execution's stderr by default."""
         _write(format_exception(_value(exc, value), limit, chain), file)
 

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import logging as _logging
 import re
 import string
 import sys
@@ -73,17 +72,22 @@ def _check_brace_format(fmt: Any) -> None:
             )
 
 
-def _logging_module(
-    module: types.ModuleType, ctx: ModuleContext
-) -> tuple[Attrs, dict[str, str]]:
+def _logging_module(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     streams: Streams = ctx.streams
     L = module  # noqa: N806
 
     class Formatter(L.Formatter):  # type: ignore[misc, name-defined]
         __doc__ = L.Formatter.__doc__
 
-        def __init__(self, fmt: Any = None, datefmt: Any = None, style: str = "%",
-                     validate: bool = True, *, defaults: Any = None) -> None:  # fmt: skip
+        def __init__(
+            self,
+            fmt: Any = None,
+            datefmt: Any = None,
+            style: str = "%",
+            validate: bool = True,
+            *,
+            defaults: Any = None,
+        ) -> None:
             if style == "{":
                 _check_brace_format(fmt)
             super().__init__(fmt, datefmt, style, validate, defaults=defaults)
@@ -158,7 +162,8 @@ def _logging_module(
             return code.co_filename, frame.f_lineno, code.co_name, sinfo
 
         def callHandlers(self, record: Any) -> None:  # noqa: N802 - the stdlib's name
-            c, found = self, 0
+            c: Any = self
+            found = 0
             while c:
                 for hdlr in c.handlers:
                     found += 1
@@ -170,7 +175,7 @@ def _logging_module(
 
     class RootLogger(Logger):
         def __init__(self, level: Any) -> None:
-            Logger.__init__(self, "root", level)
+            Logger.__init__(self, "root", level)  # type: ignore[call-arg]
 
     for cls in (Formatter, Handler, StreamHandler, NullHandler, Logger, RootLogger):
         cls.__module__ = "logging"
@@ -221,8 +226,9 @@ def _logging_module(
         style = kwargs.pop("style", "%")
         if style not in L._STYLES:
             raise ValueError("Style must be one of: " + ",".join(L._STYLES.keys()))
-        fmt = Formatter(kwargs.pop("format", L._STYLES[style][1]), kwargs.pop("datefmt", None),
-                        style)  # fmt: skip
+        fmt = Formatter(
+            kwargs.pop("format", L._STYLES[style][1]), kwargs.pop("datefmt", None), style
+        )
         for h in handlers:
             if h.formatter is None:
                 h.setFormatter(fmt)
@@ -245,13 +251,30 @@ def _logging_module(
 
     attrs = public(module, set(_LOG_EXCLUDED))
     attrs.update(
-        Formatter=Formatter, Handler=Handler, StreamHandler=StreamHandler,
-        NullHandler=NullHandler, Logger=Logger, root=root, lastResort=last_resort,
-        getLogger=getLogger, getLoggerClass=getLoggerClass, setLoggerClass=setLoggerClass,
-        disable=disable, basicConfig=basicConfig,
-    )  # fmt: skip
-    for method in ("critical", "fatal", "error", "exception", "warning", "warn", "info",
-                   "debug", "log"):  # fmt: skip
+        Formatter=Formatter,
+        Handler=Handler,
+        StreamHandler=StreamHandler,
+        NullHandler=NullHandler,
+        Logger=Logger,
+        root=root,
+        lastResort=last_resort,
+        getLogger=getLogger,
+        getLoggerClass=getLoggerClass,
+        setLoggerClass=setLoggerClass,
+        disable=disable,
+        basicConfig=basicConfig,
+    )
+    for method in (
+        "critical",
+        "fatal",
+        "error",
+        "exception",
+        "warning",
+        "warn",
+        "info",
+        "debug",
+        "log",
+    ):
         attrs[method] = _module_level(method)
     return attrs, dict(_LOG_EXCLUDED)
 
@@ -271,9 +294,7 @@ def _default_filters() -> list[tuple[Any, ...]]:
     ]
 
 
-def _warnings_module(
-    module: types.ModuleType, ctx: ModuleContext
-) -> tuple[Attrs, dict[str, str]]:
+def _warnings_module(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     streams = ctx.streams
     getattr_ = ctx.builtins.get("_getattr_", getattr)
     filters = _default_filters()
@@ -281,15 +302,23 @@ def _warnings_module(
     once: dict[Any, int] = {}
     log: list[list[Any] | None] = [None]
 
-    def showwarning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None,
-                    line: Any = None) -> None:  # fmt: skip
+    def showwarning(  # noqa: PLR0917 - the stdlib's signature
+        message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None
+    ) -> None:
         """Write a warning to ``file`` (the execution's stderr by default)."""
         text = _warnings.formatwarning(message, category, filename, lineno, line)
         (streams.err if file is None else getattr_(file, "write"))(text)
 
-    def warn_explicit(message: Any, category: Any, filename: Any, lineno: Any,
-                      module: Any = None, registry_: Any = None, module_globals: Any = None,
-                      source: Any = None) -> None:  # fmt: skip
+    def warn_explicit(  # noqa: PLR0917 - the stdlib's signature
+        message: Any,
+        category: Any,
+        filename: Any,
+        lineno: Any,
+        module: Any = None,
+        registry_: Any = None,
+        module_globals: Any = None,
+        source: Any = None,
+    ) -> None:
         """Issue a warning at an explicit place, through the execution's filters."""
         if isinstance(message, Warning):
             text, category = str(message), message.__class__
@@ -298,8 +327,12 @@ def _warnings_module(
         name = module or "__main__"
         action = "default"
         for act, msg, cat, mod, ln in filters:
-            if ((msg is None or msg.match(text)) and issubclass(category, cat)
-                    and (mod is None or mod.match(name)) and (ln == 0 or lineno == ln)):  # fmt: skip
+            if (
+                (msg is None or msg.match(text))
+                and issubclass(category, cat)
+                and (mod is None or mod.match(name))
+                and ln in (0, lineno)
+            ):
                 action = act
                 break
         if action == "ignore":
@@ -328,9 +361,7 @@ def _warnings_module(
         if category is None:
             category = UserWarning
         if not (isinstance(category, type) and issubclass(category, Warning)):
-            raise TypeError(
-                f"category must be a Warning subclass, not '{type(category).__name__}'"
-            )
+            raise TypeError(f"category must be a Warning subclass, not '{type(category).__name__}'")
         frames = _snippet_frames()
         if frames:
             frame = frames[min(max(int(stacklevel), 1), len(frames)) - 1]
@@ -357,14 +388,21 @@ def _warnings_module(
             filters.insert(0, item)
         registry.clear()
 
-    def simplefilter(action: str, category: Any = Warning, lineno: int = 0,
-                     append: bool = False) -> None:  # fmt: skip
+    def simplefilter(
+        action: str, category: Any = Warning, lineno: int = 0, append: bool = False
+    ) -> None:
         """Insert a simple entry into the execution's warning filters."""
         _check(action, category, lineno)
         _add((action, None, category, None, lineno), append)
 
-    def filterwarnings(action: str, message: str = "", category: Any = Warning,
-                       module: str = "", lineno: int = 0, append: bool = False) -> None:  # fmt: skip
+    def filterwarnings(  # noqa: PLR0917 - the stdlib's signature
+        action: str,
+        message: str = "",
+        category: Any = Warning,
+        module: str = "",
+        lineno: int = 0,
+        append: bool = False,
+    ) -> None:
         """Insert an entry into the execution's warning filters."""
         _check(action, category, lineno)
         msg = re.compile(message, re.I) if message else None
@@ -379,8 +417,16 @@ def _warnings_module(
     class catch_warnings:  # noqa: N801 - the stdlib's name
         """Save and restore the execution's warning filters (and record warnings)."""
 
-        def __init__(self, *, record: bool = False, module: Any = None, action: Any = None,
-                     category: Any = Warning, lineno: int = 0, append: bool = False) -> None:  # fmt: skip
+        def __init__(
+            self,
+            *,
+            record: bool = False,
+            module: Any = None,
+            action: Any = None,
+            category: Any = Warning,
+            lineno: int = 0,
+            append: bool = False,
+        ) -> None:
             self._record, self._filter = record, (action, category, lineno, append)
 
         def __enter__(self) -> Any:
@@ -400,11 +446,16 @@ def _warnings_module(
 
     catch_warnings.__module__ = "warnings"
     attrs: Attrs = {
-        "warn": warn, "warn_explicit": warn_explicit, "showwarning": showwarning,
-        "formatwarning": _warnings.formatwarning, "simplefilter": simplefilter,
-        "filterwarnings": filterwarnings, "resetwarnings": resetwarnings,
-        "catch_warnings": catch_warnings, "WarningMessage": _warnings.WarningMessage,
-    }  # fmt: skip
+        "warn": warn,
+        "warn_explicit": warn_explicit,
+        "showwarning": showwarning,
+        "formatwarning": _warnings.formatwarning,
+        "simplefilter": simplefilter,
+        "filterwarnings": filterwarnings,
+        "resetwarnings": resetwarnings,
+        "catch_warnings": catch_warnings,
+        "WarningMessage": _warnings.WarningMessage,
+    }
     reason = "per execution in the sandbox; use warnings.simplefilter / filterwarnings"
     excluded = {k: reason for k in vars(module) if not k.startswith("_") and k not in attrs}
     return attrs, excluded

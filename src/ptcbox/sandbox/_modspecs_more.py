@@ -103,7 +103,7 @@ def _calendar(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict
         text: str = module.formatstring(cols, colwidth, spacing)
         return text
 
-    def format(cols: Any, colwidth: int = 20, spacing: int = 6) -> None:  # noqa: A001
+    def format(cols: Any, colwidth: int = 20, spacing: int = 6) -> None:
         """Print ``formatstring(cols, colwidth, spacing)`` to the execution's stdout."""
         streams.out(formatstring(cols, colwidth, spacing) + "\n")
 
@@ -173,7 +173,7 @@ def _struct(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[s
     class Struct(module.Struct):  # type: ignore[misc, name-defined]
         __doc__ = module.Struct.__doc__
 
-        def __init__(self, format: Any) -> None:  # noqa: A002 - the stdlib's name
+        def __init__(self, format: Any) -> None:
             lim.repeat_bytes("struct.Struct", module.calcsize(format))
             super().__init__(format)
 
@@ -283,9 +283,7 @@ def _shlex(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[st
     return attrs, {"shlex": "reads stdin and opens files for 'source' requests; use shlex.split"}
 
 
-def _collections_abc(
-    module: types.ModuleType, ctx: ModuleContext
-) -> tuple[Attrs, dict[str, str]]:
+def _collections_abc(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     return only(module, tuple(module.__all__)), {}
 
 
@@ -302,12 +300,21 @@ def _guarded_copy_module() -> dict[str, Any]:
     real_reconstruct = ns["_reconstruct"]
     deepcopy = ns["deepcopy"]
 
-    def _reconstruct(x: Any, memo: Any, func: Any, args: Any, state: Any = None,
-                     listiter: Any = None, dictiter: Any = None, *,
-                     deepcopy: Any = deepcopy) -> Any:  # fmt: skip
+    def _reconstruct(  # noqa: PLR0917 - the stdlib's signature
+        x: Any,
+        memo: Any,
+        func: Any,
+        args: Any,
+        state: Any = None,
+        listiter: Any = None,
+        dictiter: Any = None,
+        *,
+        deepcopy: Any = deepcopy,
+    ) -> Any:
         if not is_owned(type(x)) and not is_owned(x):  # the host class's own protocol
-            return real_reconstruct(x, memo, func, args, state, listiter, dictiter,
-                                    deepcopy=deepcopy)  # fmt: skip
+            return real_reconstruct(
+                x, memo, func, args, state, listiter, dictiter, deepcopy=deepcopy
+            )
         deep = memo is not None
         if deep and args:
             args = deepcopy(args, memo)
@@ -337,10 +344,8 @@ def _guarded_copy_module() -> dict[str, Any]:
             for item in listiter:
                 y.append(deepcopy(item, memo) if deep else item)
         if dictiter is not None:
-            for key, value in dictiter:
-                if deep:
-                    key, value = deepcopy(key, memo), deepcopy(value, memo)
-                y[key] = value
+            for k, v in dictiter:
+                y[deepcopy(k, memo) if deep else k] = deepcopy(v, memo) if deep else v
         return y
 
     ns["_reconstruct"] = _reconstruct

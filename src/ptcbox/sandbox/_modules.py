@@ -19,6 +19,8 @@ from ptcbox.sandbox._vet import SpecCache, vet
 
 __all__ = ["EXCLUDED_MODULES", "ImportHook"]
 
+_NO_FILES: Final = "file-system access; get data through the tools (io.StringIO for text)"
+
 EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyType(
     {
         "os": "no access to the host's operating system (files, processes, environment); get "
@@ -28,10 +30,10 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "builtins": "the unguarded builtins (eval, exec, open, __import__)",
         "ctypes": "raw memory access",
         "socket": "network access; reach services through the tools",
-        "pathlib": "file-system access; get data through the tools (io.StringIO for in-memory text)",
-        "shutil": "file-system access; get data through the tools (io.StringIO for in-memory text)",
-        "tempfile": "file-system access; get data through the tools (io.StringIO for in-memory text)",
-        "glob": "file-system access; get data through the tools (io.StringIO for in-memory text)",
+        "pathlib": _NO_FILES,
+        "shutil": _NO_FILES,
+        "tempfile": _NO_FILES,
+        "glob": _NO_FILES,
         "pickle": "unpickling runs arbitrary code; use json",
         "marshal": "builds code objects",
         "inspect": "reaches frames, globals and source of host code",
@@ -261,6 +263,7 @@ class ImportHook:
         limits: Limits,
         sleep: Callable[[float], None] | None,
         builtins: Mapping[str, Any] | None = None,
+        *,
         streams: Streams = NULL_STREAMS,
         own_process: bool = False,
     ) -> None:

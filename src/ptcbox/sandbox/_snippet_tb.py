@@ -71,7 +71,7 @@ def format_exception(
 ) -> list[str]:
     """Lines as ``traceback.format_exception(value)`` gives them, snippet frames only."""
     if value is None:
-        return traceback.format_exception_only(None, None)  # type: ignore[arg-type]
+        return traceback.format_exception_only(None, None)
     if not isinstance(value, BaseException):
         raise TypeError(f"expected an exception, not {type(value).__name__!r}")
     parts: list[tuple[BaseException, str | None]] = []
