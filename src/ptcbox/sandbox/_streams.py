@@ -71,6 +71,9 @@ class SnippetStream:
         """Refused: the stream has no file descriptor in the sandbox."""
         raise io.UnsupportedOperation("fileno")
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"cannot pickle or copy sys.{self.name.strip('<>')}")
+
     def __repr__(self) -> str:
         return f"<_io.TextIOWrapper name='{self.name}' mode='w' encoding='utf-8'>"
 
