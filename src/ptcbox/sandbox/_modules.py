@@ -208,7 +208,7 @@ def build_module(
     excluded = _excluded_for(name)
     if name in MODULE_SPECS:
         attrs, extra_excluded = _SPECS.get(name, ctx)
-        excluded.update(extra_excluded)
+        excluded = {**extra_excluded, **excluded}  # the documented reason wins
     else:
         attrs = _public_attrs(module, excluded)
     attrs = {k: v for k, v in attrs.items() if k not in excluded}
