@@ -45,7 +45,8 @@ CASES: dict[str, tuple[str, str, str]] = {
     ),
     "traceback": (
         "import traceback\ndef f():\n    raise KeyError('k')\ntry:\n    f()\n"
-        "except KeyError:\n    traceback.print_exc()\n    lines = traceback.format_exc().splitlines()\n"
+        "except KeyError:\n    traceback.print_exc()\n"
+        "    lines = traceback.format_exc().splitlines()\n"
         "print(lines[-1], len(lines))",
         "KeyError: 'k' 4\n",
         'Traceback (most recent call last):\n  File "<snippet>", line 5, in <module>\n'
@@ -74,7 +75,8 @@ CASES: dict[str, tuple[str, str, str]] = {
     ),
     "warnings": (
         "import warnings\nwarnings.warn('old', DeprecationWarning)\n"
-        "with warnings.catch_warnings(record=True) as caught:\n    warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
         "    warnings.warn('x')\nprint(len(caught), caught[0].category.__name__)\n"
         "warnings.simplefilter('ignore')\nwarnings.warn('quiet')",
         "1 UserWarning\n",
@@ -98,7 +100,8 @@ CASES: dict[str, tuple[str, str, str]] = {
     "bytes-modules": (
         "import zlib, gzip, struct, binascii, base64\n"
         "print(zlib.decompress(zlib.compress(b'ab' * 50)) == b'ab' * 50,\n"
-        "      gzip.decompress(gzip.compress(b'x')), struct.unpack('<HI', struct.pack('<HI', 1, 2)),\n"
+        "      gzip.decompress(gzip.compress(b'x')),\n"
+        "      struct.unpack('<HI', struct.pack('<HI', 1, 2)),\n"
         "      binascii.hexlify(b'\\x01\\xff'), zlib.crc32(b'a'))",
         "True b'x' (1, 2) b'01ff' 3904355907\n",
         "",
