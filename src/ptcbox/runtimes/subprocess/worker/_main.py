@@ -186,6 +186,7 @@ class _NullSink:
 
 _WARM_UP_SNIPPET = """\
 import json
+import copy, csv, io, struct, zlib, difflib  # shared views, built once in the template
 data = {"a": [1, 2, 3], "b": "text"}
 total = 0
 for key, value in data.items():
