@@ -263,6 +263,8 @@ async def test_calendar_first_weekday_is_per_execution() -> None:
         calendar.setfirstweekday(host)
     async with ThreadRuntime() as rt:
         assert (await run(rt, code)).stdout == "6\n"
+        shared = await run(rt, "import calendar\ncalendar.c.setfirstweekday(5)")
+        assert shared.return_code == 0, shared.error  # the view's c is the execution's
     assert calendar.firstweekday() == host
 
 

@@ -111,6 +111,7 @@ def _calendar(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict
     attrs = public(module, skip)
     attrs.update(
         TextCalendar=TextCalendar,
+        c=cal,  # the module's shared calendar is the host's: this execution's own instead
         firstweekday=cal.getfirstweekday,
         setfirstweekday=setfirstweekday,
         monthcalendar=cal.monthdayscalendar,
