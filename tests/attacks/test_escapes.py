@@ -147,7 +147,6 @@ HELD = {
     "get_running_loop": "import asyncio\nasyncio.get_running_loop()",
     "namedtuple_dunder_field": "import collections\ncollections.namedtuple('P', ['__globals__'])",
     "enum_dunder_member": "import enum\nenum.Enum('E', {'__del__': 1})",
-    "decimal_getcontext": "import decimal\ndecimal.getcontext()",
     "random_self": "import random\ngetattr(random.random, '__self__')",
     "setattr_module": "import math\nsetattr(math, 'pi', 3)",
     "vars": "import math\nvars(math)",

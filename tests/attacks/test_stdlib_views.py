@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import calendar
 import contextlib
+import decimal
 import copy
 import gzip
 import logging
 import struct
 import sys
+import traceback
 import types
 import warnings
 import zlib
@@ -329,3 +331,35 @@ async def test_one_call_sizes_are_checked(make_runtime: Any, attack: str, plain:
     b2 = gzip.compress(bytes(2 << 20))
     extra = {"b1": base64.b64encode(bomb).decode(), "b2": base64.b64encode(b2).decode()}
     refused(await run(rt, code, extra_globals=extra), "ArithmeticLimitExceeded", "exceeded", 3)
+
+
+async def test_frame_summaries_never_read_host_files(runtime: Any, tmp_path: Any) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text("HOST_SECRET = 'do-not-leak'\n")
+    code = "import traceback\nfs = traceback.FrameSummary(path, 1, 'f')\n"
+    code += "print(fs.line, traceback.format_list([(path, 1, 'f', None)]))\n"
+    code += "print(type(traceback.extract_stack()[0])(path, 1, 'g').line)"
+    extra = {"path": str(secret)}
+    # positive control (plain Python; a trusted worker could not read tmp_path anyway):
+    assert "do-not-leak" in traceback.FrameSummary(str(secret), 1, "f").line
+    result = await run(runtime, code, extra_globals=extra)
+    assert result.return_code == 0, result.error
+    assert "do-not-leak" not in result.stdout
+    assert result.stdout.startswith("None [")
+
+
+async def test_decimal_getcontext_only_where_the_process_is_the_runs_own(
+    runtime_name: str, runtime: Any, make_runtime: Any
+) -> None:
+    """ThreadRuntime: the thread's context would be shared with later executions on the
+    same pool thread, so getcontext() is refused; a SubprocessRuntime worker is the run's."""
+    code = "import decimal\ndecimal.getcontext().prec = 5\nprint(decimal.Decimal(1) / 7)"
+    result = await run(runtime, code)
+    if runtime_name == "subprocess":
+        assert (result.return_code, result.stdout) == (0, "0.14286\n"), result.error
+        return
+    async with ThreadRuntime(SandboxPolicy.trusted()) as rt:  # positive control
+        with decimal.localcontext():
+            control = await run(rt, code)
+    assert control.stdout == "0.14286\n", control.error
+    refused(result, "AttributeError", "shared with other executions", 2)

@@ -28,7 +28,14 @@ from typing import Any
 
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._proxy import Dynamic
-from ptcbox.sandbox._snippet_tb import format_exception, snippet_stack, snippet_tb
+from ptcbox.sandbox._snippet_tb import (
+    FrameSummary,
+    StackSummary,
+    format_exception,
+    format_list,
+    snippet_stack,
+    snippet_tb,
+)
 from ptcbox.sandbox._specbase import Attrs, ModuleContext, only, public
 from ptcbox.sandbox._streams import Streams
 
@@ -260,7 +267,6 @@ _TB_EXCLUDED = {
     "walk_stack": "yields frame objects",
     "clear_frames": "clears frames, also the host's",
     "TracebackException": "holds the frames of host code; use traceback.format_exception(e)",
-    "StackSummary": "built from frame objects; use traceback.extract_tb(tb)",
     "print_last": "reads the interpreter's last uncaught exception",
     "format_last": "reads the interpreter's last uncaught exception",
 }
@@ -349,8 +355,9 @@ def _traceback(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dic
         "format_stack": format_stack,
         "print_stack": print_stack,
         "format_exception_only": _tb.format_exception_only,
-        "format_list": _tb.format_list,
-        "FrameSummary": _tb.FrameSummary,
+        "format_list": format_list,
+        "FrameSummary": FrameSummary,
+        "StackSummary": StackSummary,
     }
     for name, value in list(attrs.items()):
         if callable(value) and getattr(value, "__module__", "") == __name__:

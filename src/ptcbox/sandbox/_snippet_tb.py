@@ -16,7 +16,72 @@ from typing import Any
 
 from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
 
-__all__ = ["format_exception", "is_snippet_frame", "snippet_stack", "snippet_tb", "stack_text"]
+__all__ = [
+    "FrameSummary",
+    "StackSummary",
+    "format_exception",
+    "format_list",
+    "is_snippet_frame",
+    "snippet_stack",
+    "snippet_tb",
+    "stack_text",
+]
+
+
+class FrameSummary(traceback.FrameSummary):
+    """traceback.FrameSummary -- sandboxed: never reads a source file for its ``line``
+    (the stdlib's reads any file named by ``filename`` through linecache)."""
+
+    __slots__ = ()
+
+    @property
+    def line(self) -> str | None:
+        """The source line given at construction (stripped), else ``None``."""
+        return None if self._line is None else self._line.strip()  # type: ignore[attr-defined]
+
+
+FrameSummary.__module__ = "traceback"
+
+
+class StackSummary(list):  # type: ignore[type-arg]
+    """traceback.StackSummary -- sandboxed: a list of :class:`FrameSummary`, built by the
+    sandbox from the snippet's own frames; ``format()`` as the stdlib's."""
+
+    __slots__ = ()
+
+    def format(self) -> list[str]:
+        """The lines ``traceback.StackSummary.format`` gives for these frames."""
+        lines: list[str] = traceback.StackSummary.format(self)  # type: ignore[arg-type]
+        return lines
+
+    def format_frame_summary(self, frame_summary: Any) -> str:
+        """One frame's lines, as ``traceback.StackSummary.format_frame_summary``."""
+        text: str = traceback.StackSummary.format_frame_summary(self, frame_summary)  # type: ignore[arg-type]
+        return text
+
+
+StackSummary.__module__ = "traceback"
+
+
+def _summary(pairs: Iterator[tuple[FrameType, int]], limit: int | None = None) -> StackSummary:
+    real = traceback.StackSummary.extract(pairs, limit=limit, lookup_lines=False)
+    return StackSummary(
+        FrameSummary(f.filename, f.lineno, f.name, lookup_line=False, line="") for f in real
+    )
+
+
+def format_list(extracted: Any) -> list[str]:
+    """traceback.format_list -- sandboxed: source lines only as given (no file reads)."""
+    items = StackSummary()
+    for item in extracted:
+        if isinstance(item, traceback.FrameSummary):
+            filename, lineno, name, line = item.filename, item.lineno, item.name, item._line  # type: ignore[attr-defined]
+        else:
+            filename, lineno, name, line = item
+        items.append(FrameSummary(filename, lineno, name, lookup_line=False, line=line))
+    lines: list[str] = items.format()
+    return lines
+
 
 _MAX_CHAIN = 100
 
@@ -33,7 +98,7 @@ def stack_text(frames: list[FrameType]) -> str:
     """``"Stack (most recent call last):"`` and ``frames`` (innermost first), as logging's
     ``stack_info`` words it."""
     pairs = [(f, f.f_lineno or 0) for f in reversed(frames)]
-    summary = traceback.StackSummary.extract(iter(pairs), lookup_lines=False)
+    summary = _summary(iter(pairs))
     return ("Stack (most recent call last):\n" + "".join(summary.format())).rstrip("\n")
 
 
@@ -43,14 +108,14 @@ def _tb_frames(tb: TracebackType | None) -> Iterator[tuple[FrameType, int]]:
             yield frame, lineno
 
 
-def snippet_tb(tb: Any, limit: int | None = None) -> traceback.StackSummary:
+def snippet_tb(tb: Any, limit: int | None = None) -> StackSummary:
     """The snippet's frames of traceback ``tb`` (others left out), oldest first."""
     if tb is not None and not isinstance(tb, TracebackType):
         raise TypeError(f"expected a traceback object, not {type(tb).__name__!r}")
-    return traceback.StackSummary.extract(_tb_frames(tb), limit=limit, lookup_lines=False)
+    return _summary(_tb_frames(tb), limit)
 
 
-def snippet_stack(limit: int | None = None) -> traceback.StackSummary:
+def snippet_stack(limit: int | None = None) -> StackSummary:
     """The snippet's frames of the current call stack, oldest first."""
     frame: FrameType | None = sys._getframe(1)
     frames: list[tuple[FrameType, int]] = []
@@ -63,7 +128,7 @@ def snippet_stack(limit: int | None = None) -> traceback.StackSummary:
         frames = frames[-limit:] if limit else []
     elif limit is not None:
         frames = frames[:-limit]
-    return traceback.StackSummary.extract(iter(frames), lookup_lines=False)
+    return _summary(iter(frames))
 
 
 def format_exception(
