@@ -197,6 +197,19 @@ def _excluded_for(name: str) -> dict[str, str]:
 _SPECS: Final = SpecCache(MODULE_SPECS, PER_EXECUTION)
 
 
+@functools.lru_cache(maxsize=1024)
+def _children(allowed: frozenset[str], name: str) -> tuple[str, ...]:
+    """The allowed direct submodules of ``name`` (``"abc"`` for ``collections``)."""
+    prefix = name + "."
+    return tuple(
+        sorted(
+            other[len(prefix) :]
+            for other in allowed
+            if other.startswith(prefix) and "." not in other[len(prefix) :]
+        )
+    )
+
+
 def build_module(
     name: str, ctx: ModuleContext, submodules: dict[str, ModuleProxy], *, shared: bool = True
 ) -> ModuleProxy:
@@ -346,12 +359,7 @@ class ImportHook:
         )
 
     def _submodules(self, name: str) -> dict[str, ModuleProxy]:
-        prefix = name + "."
-        subs: dict[str, ModuleProxy] = {}
-        for other in self._allowed:
-            if other.startswith(prefix) and "." not in other[len(prefix) :]:
-                subs[other[len(prefix) :]] = self._get(other)
-        return subs
+        return {child: self._get(f"{name}.{child}") for child in _children(self._allowed, name)}
 
     def _get(self, name: str) -> ModuleProxy:
         proxy = self._local.get(name)

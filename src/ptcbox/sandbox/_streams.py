@@ -98,8 +98,8 @@ class Streams:
     def __init__(self, stdout: Callable[[str], Any], stderr: Callable[[str], Any]) -> None:
         self.stdout: Any = SnippetStream(stdout, "<stdout>")
         self.stderr: Any = SnippetStream(stderr, "<stderr>")
-        self.out: Callable[[str], Any] = self.stdout.write
-        self.err: Callable[[str], Any] = self.stderr.write
+        self.out: Callable[[str], Any] = stdout  # print's text is a str: the sink directly
+        self.err: Callable[[str], Any] = stderr
 
     def redirect(self, which: str, target: Any, getattr_: Callable[[Any, str], Any]) -> Any:
         """Make ``target`` the current ``which`` (``"stdout"``/``"stderr"``); return the
