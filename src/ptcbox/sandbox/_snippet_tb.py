@@ -22,6 +22,7 @@ __all__ = [
     "format_exception",
     "format_list",
     "is_snippet_frame",
+    "snippet_frames",
     "snippet_stack",
     "snippet_tb",
     "stack_text",
@@ -92,6 +93,17 @@ def is_snippet_frame(frame: FrameType) -> bool:
 
 
 _is_snippet = is_snippet_frame
+
+
+def snippet_frames() -> list[FrameType]:
+    """The snippet's frames of the current call stack, innermost first."""
+    frames = []
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if is_snippet_frame(frame):
+            frames.append(frame)
+        frame = frame.f_back
+    return frames
 
 
 def stack_text(frames: list[FrameType]) -> str:
