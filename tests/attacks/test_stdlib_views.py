@@ -11,8 +11,8 @@ from __future__ import annotations
 import base64
 import calendar
 import contextlib
-import decimal
 import copy
+import decimal
 import gzip
 import logging
 import struct
