@@ -19,9 +19,16 @@ def test_each_execution_has_its_own_logger_hierarchy(sandbox_run: Callable) -> N
 
 
 def test_handlers_stay_out_of_the_process_registry(sandbox_run: Callable) -> None:
-    before = set(logging._handlers)  # type: ignore[attr-defined]
-    sandbox_run("import logging\nh = logging.StreamHandler()\nh.set_name('console')\nh.name")
-    assert set(logging._handlers) == before  # type: ignore[attr-defined]
+    host = logging.StreamHandler()
+    host.set_name("console")  # a host handler in logging's process-wide registry
+    try:
+        before = dict(logging._handlers)  # type: ignore[attr-defined]
+        code = "import logging\nh = logging.StreamHandler()\nh.set_name('console')\nh.close()"
+        sandbox_run(code)
+        assert dict(logging._handlers) == before  # type: ignore[attr-defined]
+        assert logging._handlers["console"] is host  # type: ignore[attr-defined]
+    finally:
+        host.close()
 
 
 def test_brace_formats_take_plain_names_only(sandbox_run: Callable) -> None:

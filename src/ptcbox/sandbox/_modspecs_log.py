@@ -102,6 +102,11 @@ def _logging_module(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs
 
         name = property(get_name, set_name)
 
+        def close(self) -> None:
+            """Tidy up (never touches logging's process-wide handler registry, where a
+            host handler of the same name may be)."""
+            self._closed = True
+
         def format(self, record: Any) -> str:
             text: str = (self.formatter or default_formatter).format(record)
             return text
