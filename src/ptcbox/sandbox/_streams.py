@@ -82,6 +82,9 @@ def _discard(text: str) -> None:
     pass
 
 
+_UNMADE: Any = object()
+
+
 class Streams:
     """One execution's current ``stdout``/``stderr`` (objects) and their write callables.
 
@@ -93,13 +96,27 @@ class Streams:
         err: ``stderr``'s write callable.
     """
 
-    __slots__ = ("err", "out", "stderr", "stdout")
+    __slots__ = ("_stderr", "_stdout", "err", "out")
 
     def __init__(self, stdout: Callable[[str], Any], stderr: Callable[[str], Any]) -> None:
-        self.stdout: Any = SnippetStream(stdout, "<stdout>")
-        self.stderr: Any = SnippetStream(stderr, "<stderr>")
+        self._stdout: Any = _UNMADE  # the SnippetStream objects are made on first use
+        self._stderr: Any = _UNMADE
         self.out: Callable[[str], Any] = stdout  # print's text is a str: the sink directly
         self.err: Callable[[str], Any] = stderr
+
+    @property
+    def stdout(self) -> Any:
+        """What ``sys.stdout`` is now."""
+        if self._stdout is _UNMADE:
+            self._stdout = SnippetStream(self.out, "<stdout>")
+        return self._stdout
+
+    @property
+    def stderr(self) -> Any:
+        """What ``sys.stderr`` is now."""
+        if self._stderr is _UNMADE:
+            self._stderr = SnippetStream(self.err, "<stderr>")
+        return self._stderr
 
     def redirect(self, which: str, target: Any, getattr_: Callable[[Any, str], Any]) -> Any:
         """Make ``target`` the current ``which`` (``"stdout"``/``"stderr"``); return the
@@ -107,21 +124,16 @@ class Streams:
         sandbox's getattr guard (``None`` discards, as ``sys.stdout = None`` does)."""
         previous = (which, getattr(self, which), self.out if which == "stdout" else self.err)
         write = _discard if target is None else getattr_(target, "write")
-        setattr(self, which, target)
-        if which == "stdout":
-            self.out = write
-        else:
-            self.err = write
+        self.restore((which, target, write))
         return previous
 
     def restore(self, previous: Any) -> None:
         """Undo one :meth:`redirect`."""
         which, target, write = previous
-        setattr(self, which, target)
         if which == "stdout":
-            self.out = write
+            self._stdout, self.out = target, write
         else:
-            self.err = write
+            self._stderr, self.err = target, write
 
 
 NULL_STREAMS = Streams(_discard, _discard)
