@@ -42,6 +42,7 @@ WORKER_ALLOWED_MODULES: dict[str, str] = {
     "ptcbox.runtimes._shared._name_hint": "a NameError's note: the closest tool names",
     "ptcbox.runtimes._shared._error_text": "the snippet's traceback text for the model",
     "ptcbox.runtimes._shared._output": "caps that error text as output is capped",
+    "ptcbox.runtimes._shared._exit": "script exit semantics of SystemExit (sys.exit(0) succeeds)",
 }
 """ptcbox modules outside those packages the child may import, each with the reason."""
 

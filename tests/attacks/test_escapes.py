@@ -147,7 +147,6 @@ HELD = {
     "get_running_loop": "import asyncio\nasyncio.get_running_loop()",
     "namedtuple_dunder_field": "import collections\ncollections.namedtuple('P', ['__globals__'])",
     "enum_dunder_member": "import enum\nenum.Enum('E', {'__del__': 1})",
-    "decimal_getcontext": "import decimal\ndecimal.getcontext()",
     "random_self": "import random\ngetattr(random.random, '__self__')",
     "setattr_module": "import math\nsetattr(math, 'pi', 3)",
     "vars": "import math\nvars(math)",
@@ -160,7 +159,7 @@ HELD = {
     "forwardref_evaluate": "import typing\nr = typing.get_args(typing.List['os'])[0]\nr._evaluate",
     "match_kw_dunder": "match search:\n    case object(__globals__=g):\n        pass",
     "typing_get_type_hints": "import typing\ntyping.get_type_hints",
-    "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')",
+    "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')(search)",
     "try_star_custom_split": "class G(ExceptionGroup):\n    def split(self, t):\n"
     "        return 1\ntry:\n    raise G('g', [ValueError(1)])\nexcept* ValueError:\n    pass",
 }

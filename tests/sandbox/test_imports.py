@@ -23,7 +23,7 @@ from ptcbox.sandbox._proxy import ModuleProxy
 
 
 @pytest.mark.parametrize(
-    "module", ["importlib", "ctypes", "subprocess", "os", "sys", "socket", "builtins"]
+    "module", ["importlib", "ctypes", "subprocess", "os", "pickle", "socket", "builtins"]
 )
 def test_B09b_refused_imports_raise_import_error_naming_the_module(
     sandbox_run: Callable, module: str
@@ -32,7 +32,7 @@ def test_B09b_refused_imports_raise_import_error_naming_the_module(
         sandbox_run(f'import {module}\n{module}.import_module("subprocess")')
     message = str(info.value)
     assert repr(module) in message
-    assert "allowed modules: asyncio, base64" in message  # the allowlist, sorted
+    assert "allowed modules: abc, array, asyncio, base64" in message  # the allowlist, sorted
     assert info.value.name == module
 
 
@@ -47,7 +47,6 @@ def test_B09b_refused_imports_raise_import_error_naming_the_module(
         "from json import decoder",
         "from json import scanner",
         "from uuid import os",
-        "import collections.abc",
         "from . import x",
         "from json import *",
         "import asyncio.subprocess",
@@ -75,7 +74,6 @@ def test_B09b_every_import_route_to_modules_outside_the_allowlist(
         "import re\nre.enum",
         "import re\nre._compile",
         "import datetime\ndatetime.sys",
-        "import collections\ncollections.abc",
         "import functools\nfunctools.partial(getattr, __import__)",
     ],
 )
@@ -101,8 +99,6 @@ def test_B04_string_formatter_is_refused(sandbox_run: Callable) -> None:
 @pytest.mark.parametrize(
     ("code", "what"),
     [
-        ("import operator\noperator.attrgetter", "attrgetter"),
-        ("import operator\noperator.methodcaller", "methodcaller"),
         ("import typing\ntyping.get_type_hints", "get_type_hints"),
         ("import typing\ntyping.ForwardRef", "ForwardRef"),
         ("import dataclasses\ndataclasses.make_dataclass", "make_dataclass"),
@@ -134,7 +130,8 @@ def test_every_default_module_imports_as_a_clean_read_only_proxy(sandbox_run: Ca
                 continue
             value = getattr(proxy, attr)
             assert not isinstance(value, types.ModuleType), (name, attr)
-            assert type(value) not in (set, list, dict), (name, attr)  # frozen copies
+            if (name, attr) != ("sys", "argv"):  # a fresh list per execution, as a script's
+                assert type(value) not in (set, list, dict), (name, attr)  # frozen copies
         with pytest.raises(PolicyViolation):
             proxy.anything = 1
 
@@ -256,8 +253,8 @@ def test_custom_allowlist_with_a_submodule(sandbox_run: Callable) -> None:
 
 
 def test_excluded_modules_listing_gives_a_reason_for_each_entry() -> None:
-    for name in ("os", "sys", "subprocess", "importlib", "builtins", "ctypes", "socket",
-                 "string.Formatter", "operator.attrgetter", "typing.get_type_hints"):  # fmt: skip
+    for name in ("os", "pickle", "subprocess", "importlib", "builtins", "ctypes", "socket",
+                 "string.Formatter", "sys.modules", "typing.get_type_hints"):  # fmt: skip
         assert EXCLUDED_MODULES[name]
     assert all(isinstance(v, str) and v for v in EXCLUDED_MODULES.values())
     assert not set(EXCLUDED_MODULES) & DEFAULT_ALLOWED_IMPORTS

@@ -26,7 +26,17 @@ bombs (``10 ** 10 ** 8``, ``"a" * 10 ** 10``, ``s.ljust(10 ** 10)``, ``bytes(n)`
 is interrupted at the next bytecode, but a single C call that holds the GIL (a
 pathological regular expression, ``int(Decimal("1e999999999"))`` or its positional
 formatting ``f"{Decimal('1e999999999'):f}"``, sorting a huge list) runs to its end,
-and memory in general is not bounded (``list(range(10 ** 10))``).
+and memory in general is not bounded (``list(range(10 ** 10))``). The stdlib views check
+the one-call results they can size beforehand (``zlib``/``gzip.decompress`` output,
+``struct.pack``, ``secrets.token_bytes``, ``array`` repetition, ``calendar`` widths,
+``pprint`` indentation, ``io`` seeks); what grows with its input in C is not bounded in
+the thread runtime: ``array.array('d', range(10 ** 9))``, ``unicodedata.normalize`` of a
+huge string, ``csv`` over a huge text, ``zlib.compress`` of a huge buffer (``difflib``
+and ``ipaddress`` are Python code and stop at the time limit).
+
+Script habits: ``sys.exit(0)``, ``exit()``, ``quit()`` and ``raise SystemExit`` end the
+execution as a success (the output is kept); a non-zero code is a failure, a string code
+is printed to stderr (as ``python script.py`` does). ``sys.argv`` is ``["<snippet>"]``.
 Use ``SubprocessRuntime`` for untrusted code where that matters: it kills the process
 at the deadline and enforces ``max_memory_bytes``/``max_cpu_seconds`` with rlimits.
 

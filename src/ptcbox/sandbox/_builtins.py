@@ -40,8 +40,6 @@ EXCLUDED_BUILTINS: Final[types.MappingProxyType[str, str]] = types.MappingProxyT
         "globals": "returns the namespace dict, including the guards (B07)",
         "memoryview": "raw buffer access",
         "__import__": "replaced by a guarded version (allowlisted, read-only modules)",
-        "exit": "exits the interpreter",
-        "quit": "exits the interpreter",
         "copyright": "interactive helper",
         "credits": "interactive helper",
         "license": "interactive helper; reads files",
@@ -357,6 +355,22 @@ def _augitem(obj: Any, key: Any, op: Callable[[Any, Any], Any], value: Any) -> N
     obj[key] = op(obj[key], value)
 
 
+class _Exit:
+    """``exit()``/``quit()`` as in a script: raise ``SystemExit(code)``, which ends the
+    execution (code ``None``/``0``: a success), never the host."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, code: Any = None) -> None:
+        raise SystemExit(code)
+
+    def __repr__(self) -> str:
+        return f"Use {self._name}() or Ctrl-D (i.e. EOF) to exit"
+
+
 def make_base_builtins(limits: Limits) -> dict[str, Any]:
     """The builtins dict shared by executions with these limits (print/import added later)."""
     guards = AttributeGuards(limits.size_wrapper, limits.check_format_spec)
@@ -379,6 +393,8 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "format": limits.format,
             "vars": guarded_vars,
             "ToolError": ToolError,
+            "exit": _Exit("exit"),
+            "quit": _Exit("quit"),
             "__build_class__": _build_class,
             # guards called by compiled code
             "_getattr_": guards.getattr,

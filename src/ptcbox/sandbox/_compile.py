@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox._policy import SandboxPolicy
+from ptcbox.sandbox._refusals import explain_compile_error
 from ptcbox.sandbox._transform import VALUE_NAME, PtcTransformer
 
 __all__ = ["VALUE_NAME", "CompiledSnippet", "compile_snippet"]
@@ -100,7 +101,8 @@ def _compile_cached(
         tree = transformer.visit(tree)
         if errors:
             raise PolicyViolation(
-                "the sandbox refused this code:\n" + "\n".join(f"  {e}" for e in errors)
+                "the sandbox refused this code:\n"
+                + "\n".join(f"  {explain_compile_error(e)}" for e in errors)
             )
         has_value = transformer.has_value
     else:

@@ -16,6 +16,7 @@ from ptcbox.sandbox._modules import ImportHook
 from ptcbox.sandbox._names import is_reserved
 from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
 from ptcbox.sandbox._policy import SandboxPolicy
+from ptcbox.sandbox._streams import Streams
 
 __all__ = ["TextSink", "add_globals", "build_globals"]
 
@@ -35,7 +36,10 @@ _TRUSTED_BASE: dict[str, Any] = dict(vars(builtins))
 
 
 def _make_print(
-    stdout: TextSink, stderr: TextSink, getattr_: Callable[..., Any]
+    stdout: TextSink,
+    stderr: TextSink,
+    getattr_: Callable[..., Any],
+    streams: Streams | None = None,
 ) -> Callable[..., None]:
     write_out = stdout.write
     write_err = stderr.write
@@ -61,7 +65,12 @@ def _make_print(
         elif type(end) is not str:
             raise TypeError(f"end must be None or a string, not {type(end).__name__}")
         text = sep.join([str(a) for a in args]) + end
-        if file is None or file is real_out:
+        if file is None:
+            if streams is None:
+                write_out(text)
+            else:
+                streams.out(text)  # the current target (contextlib.redirect_stdout)
+        elif file is real_out:
             write_out(text)
         elif file is real_err:
             write_err(text)
@@ -80,6 +89,7 @@ def build_globals(
     stderr: TextSink,
     sleep: Callable[[float], None] | None = None,
     alive: Any = None,
+    own_process: bool = False,
 ) -> dict[str, Any]:
     """Build the globals dict for one execution of a snippet compiled under ``policy``.
 
@@ -96,7 +106,9 @@ def build_globals(
             binding arguments). They win over ``extra_globals`` on name clashes.
         extra_globals: More names for the snippet (data, helpers).
         stdout: Receives ``print`` output (``write(str)``).
-        stderr: Receives ``print(..., file=sys.stderr)`` output (trusted code).
+        stderr: Receives the snippet's error output: ``sys.stderr`` of the ``sys`` view,
+            ``traceback.print_exc``, ``logging``, ``warnings`` (and, for trusted code,
+            ``print(..., file=sys.stderr)``).
         sleep: Replacement for ``time.sleep`` (e.g. interruptible); ``None`` keeps it.
         alive: The object whose ``running`` attribute restricted code reads at the
             start of every function, ``except`` and ``finally`` block
@@ -104,6 +116,9 @@ def build_globals(
             the code must not run (its execution has ended). A global, not a builtin,
             so that a session's functions use the current execution's. ``None``: an
             object whose ``running`` is always there.
+        own_process: The execution has the process to itself (a ``SubprocessRuntime``
+            worker): views of process-wide state that in-process executions would share
+            (``decimal.getcontext``) are allowed.
 
     Returns:
         A fresh globals dict; sessions may keep reusing it.
@@ -115,12 +130,15 @@ def build_globals(
     if policy.restricted:
         base = base_builtins(policy.max_int_bits, policy.max_repeat_bytes)
         b = base.copy()
-        b["print"] = _make_print(stdout, stderr, base["_getattr_"])
+        streams = Streams(stdout.write, stderr.write)
+        b["print"] = _make_print(stdout, stderr, base["_getattr_"], streams)
         b["__import__"] = ImportHook(
             policy.allowed_imports,
             cached_limits(policy.max_int_bits, policy.max_repeat_bytes),
             sleep,
             base,
+            streams=streams,
+            own_process=own_process,
         )
         g: dict[str, Any] = {
             "__name__": "__main__",

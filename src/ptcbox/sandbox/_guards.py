@@ -39,6 +39,7 @@ from ptcbox.sandbox._strsize import is_size_guarded
 __all__ = [
     "FORMAT_REFUSED",
     "AttributeGuards",
+    "allow_instance_writes",
     "checked_attribute",
     "is_str_format",
     "refuse_attribute",
@@ -46,6 +47,23 @@ __all__ = [
 ]
 
 _MISSING: Final = object()
+_WRITABLE: tuple[type, ...] = (BaseException, types.SimpleNamespace)
+"""Instances whose public attributes any snippet may set, as in CPython (exceptions,
+``types.SimpleNamespace``): their classes stay read-only."""
+
+
+def allow_instance_writes(cls: type) -> None:
+    """Let snippets set public attributes of ``cls``'s instances, for the whole process.
+
+    Only for a process that is the execution's own (a ``SubprocessRuntime`` worker lets
+    snippets set ``decimal.getcontext().prec``, its own thread's context, which the OS
+    limits bound).
+    """
+    global _WRITABLE
+    if cls not in _WRITABLE:
+        _WRITABLE = (*_WRITABLE, cls)
+
+
 _NAMEDTUPLE_API: Final = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _ModuleType = types.ModuleType
 _SPECIAL_NAMES: Final = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS
@@ -282,7 +300,7 @@ def check_attribute_write(obj: Any, name: str, action: str) -> None:
                 "snippet's own classes and objects can be changed"
             )
         return
-    if not (is_owned(obj) or (isinstance(obj, BaseException) and not isinstance(obj, type))):
+    if not (is_owned(obj) or (isinstance(obj, _WRITABLE) and not isinstance(obj, type))):
         raise PolicyViolation(
             f"cannot {action} attribute {name!r} of {describe(obj)}: only functions, "
             "classes and objects created by the snippet can be modified"
@@ -302,7 +320,7 @@ def guarded_write(obj: Any) -> Any:
     if tp.__dict__.get(OWNED_ATTR) is SANDBOX_MARK:
         _last_owned[0] = tp
         return obj
-    if is_owned(obj) or (isinstance(obj, BaseException) and not isinstance(obj, type)):
+    if is_owned(obj) or (isinstance(obj, _WRITABLE) and not isinstance(obj, type)):
         return obj
     raise PolicyViolation(
         f"cannot modify {describe(obj)}: only functions, classes and objects created by the "

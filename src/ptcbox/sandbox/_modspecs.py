@@ -8,7 +8,11 @@ import types
 from typing import Any
 
 from ptcbox.sandbox._asyncloop import get_running_loop
+from ptcbox.sandbox._getters import guarded_getters
 from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._modspecs_io import IO_SPECS, PER_EXECUTION_IO
+from ptcbox.sandbox._modspecs_log import LOG_SPECS, PER_EXECUTION_LOG
+from ptcbox.sandbox._modspecs_more import MORE_SPECS, PER_EXECUTION_MORE
 from ptcbox.sandbox._modspecs_text import TEXT_SPECS
 from ptcbox.sandbox._modspecs_types import TYPE_SPECS
 from ptcbox.sandbox._proxy import freeze
@@ -75,6 +79,7 @@ def _math(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str
 def _operator(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     lim = ctx.limits
     attrs = _public(module, {"attrgetter", "methodcaller"})
+    attrs.update(guarded_getters(ctx.builtins.get("_getattr_", getattr)))
     attrs.update(
         pow=lim.pow,
         ipow=lim.ipow,
@@ -253,7 +258,13 @@ def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[
         return real_local(ctx_, **kwargs)
 
     attrs.update(Context=Context, localcontext=localcontext)
-    return attrs, {}
+    if ctx.own_process:  # a worker process of its own: the thread's context is the run's
+        attrs.update(getcontext=module.getcontext, setcontext=module.setcontext)
+        attrs.update(DefaultContext=module.DefaultContext)
+        return attrs, {}
+    shared = "the thread's context is shared with other executions in this process; use "
+    shared += "decimal.localcontext(prec=...) (SubprocessRuntime allows getcontext())"
+    return attrs, {"getcontext": shared, "setcontext": shared, "DefaultContext": shared}
 
 
 def _string(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
@@ -311,9 +322,14 @@ MODULE_SPECS: dict[str, Spec] = {
     "hashlib": _hashlib,
     **TYPE_SPECS,
     **TEXT_SPECS,
+    **IO_SPECS,
+    **MORE_SPECS,
+    **LOG_SPECS,
 }
 """Module name -> builder of its restricted attributes (others expose all public,
 non-module attributes, with mutable containers frozen)."""
 
-PER_EXECUTION: frozenset[str] = frozenset({"random"})
+PER_EXECUTION: frozenset[str] = frozenset(
+    {"random"} | PER_EXECUTION_IO | PER_EXECUTION_MORE | PER_EXECUTION_LOG
+)
 """Modules whose view holds per-execution state (built per import hook, never shared)."""

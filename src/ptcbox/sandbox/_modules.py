@@ -14,35 +14,34 @@ from ptcbox.sandbox._builtins import EXCLUDED_BUILTINS
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._modspecs import MODULE_SPECS, PER_EXECUTION, ModuleContext
 from ptcbox.sandbox._proxy import ModuleProxy, freeze, make_proxy
+from ptcbox.sandbox._streams import NULL_STREAMS, Streams
 from ptcbox.sandbox._vet import SpecCache, vet
 
 __all__ = ["EXCLUDED_MODULES", "ImportHook"]
 
+_NO_FILES: Final = "file-system access; get data through the tools (io.StringIO for text)"
+
 EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyType(
     {
-        "os": "process, file-system and environment access (os.system, os.fork, ...)",
-        "sys": "interpreter internals (sys.modules, sys._getframe, sys.setrecursionlimit)",
-        "subprocess": "starts processes",
-        "importlib": "imports any module, bypassing the allowlist",
+        "os": "no access to the host's operating system (files, processes, environment); get "
+        "data through the tools",
+        "subprocess": "starts processes; the sandbox runs no programs (ask for a tool instead)",
+        "importlib": "imports any module, bypassing the allowlist; use an import statement",
         "builtins": "the unguarded builtins (eval, exec, open, __import__)",
         "ctypes": "raw memory access",
-        "socket": "network access",
-        "io": "file access (io.open)",
-        "pathlib": "file-system access",
-        "shutil": "file-system access",
-        "tempfile": "file-system access",
-        "glob": "file-system access",
-        "pickle": "unpickling runs arbitrary code",
+        "socket": "network access; reach services through the tools",
+        "pathlib": _NO_FILES,
+        "shutil": _NO_FILES,
+        "tempfile": _NO_FILES,
+        "glob": _NO_FILES,
+        "pickle": "unpickling runs arbitrary code; use json",
         "marshal": "builds code objects",
         "inspect": "reaches frames, globals and source of host code",
         "gc": "reaches every object in the process (gc.get_objects)",
-        "types": "FunctionType/CodeType build functions from code objects",
         "threading": "starts threads that outlive the time limit",
         "multiprocessing": "starts processes",
         "signal": "changes process-wide signal handlers",
         "weakref": "finalizers run snippet code outside the time limit",
-        "traceback": "walks frames of host code",
-        "warnings": "changes process-wide warning filters",
         "atexit": "runs code at host exit",
         "code": "an unrestricted interpreter",
         "codeop": "compiles code",
@@ -50,14 +49,60 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "dis": "reaches code objects",
         "runpy": "runs modules",
         "pdb": "a debugger with full access",
-        "urllib": "network access",
-        "http": "network access",
-        "ssl": "network access",
+        "urllib.request": "network access (urllib.parse is allowed)",
+        "urllib.robotparser": "network access (urllib.parse is allowed)",
+        "logging.handlers": "file, socket, SMTP and HTTP handlers; use logging.StreamHandler",
+        "logging.config": "configures the process's loggers from files or sockets",
+        "glob.glob": "file-system access",
+        "csv.register_dialect": "changes csv's process-wide dialect registry",
+        "csv.field_size_limit": "changes csv's process-wide field size limit",
+        "zoneinfo.reset_tzpath": "changes where the whole process looks for time zones",
+        "zoneinfo.ZoneInfo.from_file": "reads a file object; use ZoneInfo(key)",
+        "contextlib.chdir": "changes the working directory of the whole process",
+        "calendar.LocaleTextCalendar": "switches the locale of the whole process while it runs",
+        "calendar.LocaleHTMLCalendar": "switches the locale of the whole process while it runs",
+        "gzip.open": "reads and writes files; use gzip.compress / gzip.decompress on bytes",
+        "gzip.GzipFile": "reads and writes files; use gzip.compress / gzip.decompress on bytes",
+        "zlib.decompressobj": "its output is not bounded; use zlib.decompress(data), which is "
+        "size-checked",
+        "shlex.shlex": "reads stdin and opens files for 'source' requests; use shlex.split",
+        "secrets.SystemRandom": "use random.SystemRandom",
+        "logging.FileHandler": "files are not accessible in the sandbox",
+        "logging.addLevelName": "changes logging's process-wide level names",
+        "logging.setLogRecordFactory": "changes logging's process-wide record factory",
+        "logging.captureWarnings": "routes the process's warnings into logging",
+        "logging.shutdown": "flushes and closes every handler of the process",
+        "logging.currentframe": "returns frame objects",
+        "traceback.walk_tb": "yields frame objects",
+        "traceback.walk_stack": "yields frame objects",
+        "traceback.clear_frames": "clears frames, also the host's",
+        "traceback.TracebackException": "holds the frames of host code; use "
+        "traceback.format_exception(e)",
+        "sys.modules": "every module of the process, unrestricted",
+        "sys.path": "where the process imports from",
+        "sys.meta_path": "the process's import machinery",
+        "sys._getframe": "returns frame objects (host frames included)",
+        "sys.settrace": "installs a hook that sees every frame",
+        "sys.setprofile": "installs a hook that sees every frame",
+        "sys.setrecursionlimit": "changes a process-wide interpreter setting",
+        "sys.addaudithook": "hooks the process's audit events",
+        "sys.stdin": "there is no stdin in the sandbox: data comes from the tools",
+        "sys (other names)": "only stdout, stderr (the execution's own output), exit, argv "
+        "(['<snippet>']), version, version_info, hexversion, implementation, platform, "
+        "byteorder, maxsize, maxunicode, float_info, int_info, hash_info, flags, "
+        "getrecursionlimit, getsizeof, getdefaultencoding, exc_info ... are exposed",
+        "io (other names)": "only StringIO, BytesIO, SEEK_* and UnsupportedOperation: files "
+        "and file descriptors are not accessible",
+        "types (other names)": "only SimpleNamespace, MappingProxyType, NoneType, "
+        "EllipsisType, NotImplementedType and UnionType: FunctionType, CodeType, ModuleType, "
+        "new_class ... build functions, classes and modules from code objects",
+        "warnings (other names)": "filters, onceregistry, defaultaction: the execution has "
+        "its own filters; use warnings.simplefilter / filterwarnings / catch_warnings",
+        "http": "network access; reach services through the tools",
+        "ssl": "network access; reach services through the tools",
         "select": "operating-system handles",
         "asyncio.subprocess": "starts processes",
         "string.Formatter": "get_field() walks attributes of its arguments (GHSA-hp3v-5vw7-fx9w)",
-        "operator.attrgetter": "turns a string into attribute access, bypassing the guards",
-        "operator.methodcaller": "turns a string into a method call, bypassing the guards",
         "typing.get_type_hints": "evaluates strings as code",
         "typing.ForwardRef": "evaluates strings as code",
         "typing.no_type_check": "changes functions and classes shared with the host",
@@ -74,10 +119,9 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
         "collections.UserList": "its methods run list repetition in host code, past the "
         "sandbox's size checks; subclass list instead",
         "dataclasses.make_dataclass": "creates classes from a dict of arbitrary (dunder) names",
-        "decimal.getcontext": "the thread's context is shared with other executions; use "
-        "decimal.localcontext(prec=...)",
-        "decimal.setcontext": "changes the thread's context for other executions",
-        "decimal.DefaultContext": "shared template context; use decimal.Context(...)",
+        "decimal.getcontext (in-process)": "in ThreadRuntime the thread's context is shared "
+        "with other executions (getcontext, setcontext, DefaultContext are left out there; "
+        "use decimal.localcontext(prec=...)); a SubprocessRuntime worker has its own",
         "decimal.BasicContext": "shared context; use decimal.Context(...)",
         "decimal.ExtendedContext": "shared context; use decimal.Context(...)",
         "enum.EnumType": "a metaclass builds classes from arbitrary dunder names",
@@ -102,6 +146,20 @@ EXCLUDED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyTy
 )
 """Modules (and attributes of allowed modules, as ``"module.attr"``) a snippet cannot use,
 each with the reason. Modules not in the policy's ``allowed_imports`` are refused too."""
+
+CONFINED_MODULES: Final[types.MappingProxyType[str, str]] = types.MappingProxyType(
+    {
+        "sys": "reached only through the sandbox's sys view",
+        "io": "reached only through the sandbox's io view (StringIO, BytesIO)",
+        "types": "reached only through the sandbox's types view",
+        "traceback": "reached only through the sandbox's traceback view",
+        "warnings": "reached only through the sandbox's warnings view",
+    }
+)
+"""Modules with a narrow view: their objects, re-exported by another module, are left out
+there (as those of excluded modules); only their own view hands out what it lists."""
+
+_VET_EXCLUDED: Final = types.MappingProxyType({**EXCLUDED_MODULES, **CONFINED_MODULES})
 
 _ALWAYS_ALLOWED: Final = frozenset({"__future__"})
 
@@ -139,6 +197,19 @@ def _excluded_for(name: str) -> dict[str, str]:
 _SPECS: Final = SpecCache(MODULE_SPECS, PER_EXECUTION)
 
 
+@functools.lru_cache(maxsize=1024)
+def _children(allowed: frozenset[str], name: str) -> tuple[str, ...]:
+    """The allowed direct submodules of ``name`` (``"abc"`` for ``collections``)."""
+    prefix = name + "."
+    return tuple(
+        sorted(
+            other[len(prefix) :]
+            for other in allowed
+            if other.startswith(prefix) and "." not in other[len(prefix) :]
+        )
+    )
+
+
 def build_module(
     name: str, ctx: ModuleContext, submodules: dict[str, ModuleProxy], *, shared: bool = True
 ) -> ModuleProxy:
@@ -150,7 +221,7 @@ def build_module(
     excluded = _excluded_for(name)
     if name in MODULE_SPECS:
         attrs, extra_excluded = _SPECS.get(name, ctx)
-        excluded.update(extra_excluded)
+        excluded = {**extra_excluded, **excluded}  # the documented reason wins
     else:
         attrs = _public_attrs(module, excluded)
     attrs = {k: v for k, v in attrs.items() if k not in excluded}
@@ -160,7 +231,7 @@ def build_module(
         ctx,
         specs=_SPECS,
         shared=shared,
-        excluded_modules=EXCLUDED_MODULES,
+        excluded_modules=_VET_EXCLUDED,
         excluded_for=_excluded_for,
         builtin_reasons=EXCLUDED_BUILTINS,
     )
@@ -182,9 +253,22 @@ class ImportHook:
         allowed: The policy's ``allowed_imports``.
         limits: The size limits (for the wrapped ``math``/``operator``/... functions).
         sleep: Replacement for ``time.sleep``, or ``None`` for the real one.
+        builtins: The sandbox's builtins for these limits (``None``: built on demand).
+        streams: The execution's standard streams (``sys.stdout`` of the ``sys`` view,
+            ``pprint``, ``traceback.print_exc``, ``logging`` and ``warnings`` output).
+        own_process: The execution has the process to itself (see ``ModuleContext``).
     """
 
-    __slots__ = ("_allowed", "_builtins", "_ctx", "_limits", "_local", "_sleep")
+    __slots__ = (
+        "_allowed",
+        "_builtins",
+        "_ctx",
+        "_limits",
+        "_local",
+        "_own_process",
+        "_sleep",
+        "_streams",
+    )
 
     def __init__(
         self,
@@ -192,11 +276,16 @@ class ImportHook:
         limits: Limits,
         sleep: Callable[[float], None] | None,
         builtins: Mapping[str, Any] | None = None,
+        *,
+        streams: Streams = NULL_STREAMS,
+        own_process: bool = False,
     ) -> None:
         self._allowed = allowed
         self._limits = limits
         self._sleep = sleep
         self._builtins = builtins
+        self._streams = streams
+        self._own_process = own_process
         self._ctx: ModuleContext | None = None
         self._local: dict[str, ModuleProxy] = {}
 
@@ -212,7 +301,13 @@ class ImportHook:
             base = self._builtins
             if base is None:  # the sandbox's builtins for these limits (shared, cached)
                 base = base_builtins(self._limits.max_int_bits, self._limits.max_repeat_bytes)
-            self._ctx = ModuleContext(limits=self._limits, sleep=self._sleep, builtins=base)
+            self._ctx = ModuleContext(
+                limits=self._limits,
+                sleep=self._sleep,
+                builtins=base,
+                streams=self._streams,
+                own_process=self._own_process,
+            )
         return self._ctx
 
     def __call__(
@@ -240,6 +335,13 @@ class ImportHook:
                     raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
                 if not hasattr(target, item):
                     sub = f"{name}.{item}"
+                    why = type(target)._ptc_excluded.get(item)
+                    if why is not None:
+                        raise ImportError(
+                            f"cannot import name {item!r} from {name!r}: {name}.{item} is not "
+                            f"available in the sandbox: {why}",
+                            name=name,
+                        )
                     real = getattr(importlib.import_module(name), item, None)
                     if isinstance(real, types.ModuleType) or sub in EXCLUDED_MODULES:
                         raise self._refused(sub)
@@ -249,7 +351,7 @@ class ImportHook:
 
     def _refused(self, name: str) -> ImportError:
         reason = EXCLUDED_MODULES.get(name) or EXCLUDED_MODULES.get(name.partition(".")[0])
-        why = f" ({reason})" if reason else ""
+        why = f": {reason}" if reason else ""
         return ImportError(
             f"import of {name!r} is not allowed in the sandbox{why}; allowed modules: "
             f"{self.allowed_text}",
@@ -257,12 +359,7 @@ class ImportHook:
         )
 
     def _submodules(self, name: str) -> dict[str, ModuleProxy]:
-        prefix = name + "."
-        subs: dict[str, ModuleProxy] = {}
-        for other in self._allowed:
-            if other.startswith(prefix) and "." not in other[len(prefix) :]:
-                subs[other[len(prefix) :]] = self._get(other)
-        return subs
+        return {child: self._get(f"{name}.{child}") for child in _children(self._allowed, name)}
 
     def _get(self, name: str) -> ModuleProxy:
         proxy = self._local.get(name)
@@ -278,6 +375,7 @@ class ImportHook:
                     self._limits.max_int_bits,
                     self._limits.max_repeat_bytes,
                     tuple(sorted(subs)),
+                    self._own_process,
                 )
                 with _shared_lock:
                     proxy = _shared_cache.get(key)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ptcbox.errors import PolicyViolation
 
-__all__ = ["ModuleProxy", "freeze", "make_proxy"]
+__all__ = ["Dynamic", "ModuleProxy", "freeze", "make_proxy"]
 
 
 class ModuleProxy:
@@ -66,7 +66,20 @@ def freeze(value: Any) -> Any:
     return value
 
 
+class Dynamic:
+    """A module attribute read afresh on each access (``sys.stdout`` after a
+    ``redirect_stdout``): ``get()`` returns its current value."""
+
+    __slots__ = ("get",)
+
+    def __init__(self, get: Any) -> None:
+        self.get = get
+
+
 def _static(value: Any) -> Any:
+    if type(value) is Dynamic:
+        getter = value.get
+        return property(lambda _self: getter())
     if isinstance(value, type):
         return value
     if hasattr(type(value), "__get__"):

@@ -9,6 +9,7 @@ from typing import Any
 
 from ptcbox.sandbox._limits import Limits, as_index
 from ptcbox.sandbox._proxy import freeze
+from ptcbox.sandbox._streams import NULL_STREAMS, Streams
 
 __all__ = ["Attrs", "ModuleContext", "Spec", "ix", "only", "public"]
 
@@ -25,11 +26,17 @@ class ModuleContext:
         sleep: The execution's ``time.sleep`` replacement, or ``None``.
         builtins: The sandbox's builtins for these limits (its ``type``, ``bytes`` ...):
             a module re-exporting a builtin gets the sandbox's version.
+        streams: The execution's standard streams (views that print write there);
+            streams that discard everything for views built without an execution.
+        own_process: The execution has the process to itself (a ``SubprocessRuntime``
+            worker): process-wide state such as ``decimal.getcontext()`` is its own.
     """
 
     limits: Limits
     sleep: Callable[[float], None] | None
     builtins: Mapping[str, Any] = field(default_factory=dict)
+    streams: Streams = NULL_STREAMS
+    own_process: bool = False
 
 
 def ix(value: Any) -> int:

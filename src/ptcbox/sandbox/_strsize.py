@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import operator
 import re
+from array import array
 from collections import deque
 from collections.abc import Callable
 from itertools import islice
@@ -44,6 +45,7 @@ SEQ_LEN: Final[tuple[tuple[type, Callable[[Any], int], int], ...]] = (
     (list, list.__len__, 8),
     (tuple, tuple.__len__, 8),
     (deque, deque.__len__, 8),
+    (array, array.__len__, 8),
 )
 """Builtin sequence type, its real ``len``, and bytes per item (8 for object slots)."""
 

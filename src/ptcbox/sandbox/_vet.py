@@ -86,7 +86,7 @@ class SpecCache:
         if not self.cacheable(home, ctx):
             return self.specs[home](module, ctx)
         lim = ctx.limits
-        key = (home, lim.max_int_bits, lim.max_repeat_bytes, id(ctx.builtins))
+        key = (home, lim.max_int_bits, lim.max_repeat_bytes, id(ctx.builtins), ctx.own_process)
         with _lock:
             hit = self._cache.get(key)
             if hit is None or hit[2] is not ctx.builtins:
@@ -117,11 +117,21 @@ class SpecCache:
             for name, real in vars(module).items():
                 if name.startswith("_") or not callable(real) or isinstance(real, types.ModuleType):
                     continue
+                if not _homed_in(real, home):
+                    continue  # a re-export (shlex.deque): its home module decides
                 if name in excluded or attrs.get(name, _ABSENT) is not real:
                     table.setdefault(id(real), (real, home, name))
         with _lock:
             _homes[loaded] = table
         return table
+
+
+def _homed_in(value: Any, home: str) -> bool:
+    """False when ``value`` is defined by another public module (a re-export)."""
+    where = getattr(value, "__module__", None)
+    if type(where) is not str or where == home or where.startswith(("_", home + ".")):
+        return True
+    return where == "builtins" and home == "builtins"
 
 
 def _defined_in(value: Any, module: str) -> bool:
@@ -256,6 +266,8 @@ def vet(
                 dropped[key] = f"it is the builtin {value.__name__!r}: {b}"
             else:
                 out[key] = a
+        elif kind == "forbidden" and a == name:
+            out[key] = value  # a confined module's own view: its spec chose the names
         elif kind == "forbidden":
             dropped[key] = f"it comes from {a!r}: {excluded_modules.get(a, 'excluded')}"
         elif (a, b) == (name, key):

@@ -8,6 +8,8 @@
   (child too).
 - :mod:`~ptcbox.runtimes._shared._error_text`: error text for the model, the snippet's
   frames only (child too).
+- :mod:`~ptcbox.runtimes._shared._exit`: script exit semantics of ``SystemExit``
+  (child too).
 - :mod:`~ptcbox.runtimes._shared._host`: host side only: timeouts and the tool table.
 """
 

@@ -10,6 +10,7 @@ import sys
 import traceback
 
 from ptcbox.runtimes._shared._output import cap_text, truncation_marker
+from ptcbox.sandbox._refusals import builtin_hint
 
 __all__ = [
     "SNIPPET_FILENAME",
@@ -91,6 +92,9 @@ def _exception_lines(exc: BaseException, max_chars: int) -> list[str]:
         except Exception:  # pragma: no cover - defensive
             pass
     out = [describe_exception(exc, max_chars)]
+    hint = builtin_hint(exc)  # open(), input(), eval() ...: why, and what to do instead
+    if hint is not None:
+        out.append(hint)
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, list):
         out.extend(note for note in notes[:_MAX_GROUP_ITEMS] if isinstance(note, str))

@@ -27,6 +27,7 @@ from ptcbox.runtimes._shared._error_text import (
     error_type_name,
     format_snippet_error,
 )
+from ptcbox.runtimes._shared._exit import exit_note, exit_status
 from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
@@ -150,7 +151,21 @@ class Job:
             control = current_control()
             if control is not None and control.stop:
                 raise ExecutionInterrupted(control.reason) from None
+            if isinstance(exc, SystemExit):
+                return self._exit(exc)
             return self._failure(exc)
+
+    def _exit(self, exc: SystemExit) -> Outcome:
+        """``sys.exit(code)``: a success for ``None``/``0``, as for a script."""
+        status, text = exit_status(exc)
+        if text is not None:
+            self.run.stderr.write(text)
+        if status == 0:
+            return Outcome()
+        outcome = self._failure(exc)
+        if outcome.error is not None and text is None:
+            outcome.error += "\n" + exit_note(status)
+        return outcome
 
     def _globals(self, scratch: dict[str, Any]) -> dict[str, Any]:
         route = self.route

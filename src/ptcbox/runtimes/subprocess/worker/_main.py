@@ -23,6 +23,7 @@ exits after one run; a session worker keeps its globals and waits for the next.
 from __future__ import annotations
 
 import contextlib
+import decimal
 import os
 import signal
 import socket
@@ -38,6 +39,7 @@ from ptcbox.runtimes._shared._error_text import (
     error_type_name,
     format_snippet_error,
 )
+from ptcbox.runtimes._shared._exit import exit_note, exit_status
 from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes._wire import encode_message
@@ -64,6 +66,7 @@ from ptcbox.runtimes.subprocess.worker._seccomp import (
 )
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._globals import add_globals
+from ptcbox.sandbox._guards import allow_instance_writes
 
 __all__ = [
     "EXIT_SETUP_FAILED",
@@ -172,6 +175,7 @@ def _setup(
         baseline_bytes=address_space_bytes(),
     )
     gate = install_audit_hook(workdir)
+    allow_instance_writes(decimal.Context)  # getcontext().prec = 50: the process is the run's
     rehearse(rehearsal, gate, policy)
     return channel, gate, policy
 
@@ -183,6 +187,7 @@ class _NullSink:
 
 _WARM_UP_SNIPPET = """\
 import json
+import copy, csv, io, struct, zlib, difflib  # shared views, built once in the template
 data = {"a": [1, 2, 3], "b": "text"}
 total = 0
 for key, value in data.items():
@@ -274,7 +279,7 @@ class _State:
 def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> int:
     state = _State(policy)
     # made now, off the critical path (the worker waits for its snippet anyway)
-    state.prebuilt = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+    state.prebuilt = _build(policy, channel)
     while True:
         try:
             message = channel.receive()
@@ -295,6 +300,13 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
             channel.send(done)
         if not message.get("session"):
             return 0
+
+
+def _build(policy: SandboxPolicy, channel: WorkerChannel) -> dict[str, Any]:
+    """The globals of a run: the worker process is the execution's own."""
+    return build_globals(
+        policy, tools={}, stdout=channel.stdout, stderr=channel.stderr, own_process=True
+    )
 
 
 def _orjson_safe(done: dict[str, Any]) -> bool:
@@ -334,7 +346,7 @@ def _run(
         built = state.prebuilt
         state.prebuilt = None
         if built is None:
-            built = build_globals(policy, tools={}, stdout=channel.stdout, stderr=channel.stderr)
+            built = _build(policy, channel)
         add_globals(built, policy, tools=tools, extra_globals=extra)
         namespace = state.globals
         if namespace is None:
@@ -369,6 +381,16 @@ def _run(
             if note is not None:
                 channel.stderr.write(note)
                 truncated = True
+    except SystemExit as exc:  # sys.exit(0) / exit() is a success, as for a script
+        status, text = exit_status(exc)
+        if text is not None:
+            channel.stderr.write(text)
+        if status != 0:
+            error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
+            error_type = error_type_name(exc)
+            if text is None:
+                error += "\n" + exit_note(status)
+        del exc
     except BaseException as exc:
         add_name_hint(exc, tools)
         error, truncated = format_snippet_error(exc, code, policy.max_output_bytes)
