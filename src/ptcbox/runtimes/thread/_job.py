@@ -32,6 +32,7 @@ from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, curre
 from ptcbox.runtimes.thread._tools import Route, Run, current
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
+from ptcbox.sandbox._caches import snippet_thread
 
 if TYPE_CHECKING:
     from ptcbox.runtimes.thread._session import ThreadSession
@@ -83,6 +84,7 @@ class Job:
         control = self.run.control
         control.stderr = self.run.stderr
         current.run = self.run
+        snippet_thread(self.policy.restricted)  # typing's caches: not for snippets
         outcome: Outcome | None = None
         namespace: dict[str, Any] | None = None
         started = False
@@ -107,6 +109,7 @@ class Job:
             except ExecutionInterrupted:
                 continue
         current.run = None
+        snippet_thread(False)
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
         return not stopped
