@@ -91,3 +91,63 @@ def test_typing_caches_carry_no_snippet_object(mode: str) -> None:
     assert "host Optional[complex] args (<class 'complex'>, <class 'NoneType'>)" in out, out
     assert "host List[complex] args (<class 'complex'>,)" in out, out
     assert "tool calls []" in out, out
+
+
+# == 2. the decimal context (item 3) =====================================================
+
+DECIMAL_CHILD = """
+import asyncio, decimal, gc, threading
+from ptcbox import ThreadRuntime, resolve_tools
+D = decimal.Decimal
+def price() -> str:
+    \"\"\"A host tool: a price with tax.\"\"\"
+    return str(D("1234.56") * D("1.19"))
+OPEN = '''
+import decimal
+def g():
+    with decimal.localcontext(prec=2):
+        with decimal.localcontext():
+            yield
+it = g()
+next(it)
+keep = [it]
+keep.append(keep)
+print(decimal.Decimal("1234.56") * decimal.Decimal("1.19"), price())
+'''
+CHECK = 'import decimal\\nprint(decimal.Decimal("1234.56") * decimal.Decimal("1.19"), price())'
+def control():  # the same generator in plain Python, in a thread: it leaks
+    out = []
+    def body():
+        namespace = {}
+        exec(OPEN.replace("price()", "0"), namespace)
+        out.append(str(D("1234.56") * D("1.19")))
+        namespace["keep"][0].close()  # not left for the collector below
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    print("control", out[0])
+async def main():
+    gc.disable()
+    tools = resolve_tools([price])
+    before = decimal.getcontext()
+    async with ThreadRuntime() as runtime:
+        a = await runtime.execute(OPEN, tools, timeout=10)
+        print("A", a.stdout.strip(), a.error)
+        for _ in range(3):  # the pool reuses A's thread
+            b = await runtime.execute(CHECK, tools, timeout=10)
+            print("B", b.stdout.strip(), b.error)
+        gc.collect()  # closes A's generator in the host's loop thread, in this task
+        print("task", D("1234.56") * D("1.19"), decimal.getcontext() is before)
+control()
+asyncio.run(main())
+"""
+
+
+def test_decimal_context_is_private_to_each_execution_and_tool_call() -> None:
+    """A ``localcontext()`` left open in a suspended generator (and exited later by the
+    collector, in C) changes neither later executions, nor host tools, nor host tasks."""
+    out = child_output(DECIMAL_CHILD, timeout=30)
+    assert "control 1.5E+3" in out, out  # plain Python: the thread keeps prec=2
+    assert "A 1.5E+3 1469.1264 None" in out, out  # the snippet's own context; the tool's
+    assert out.count("B 1469.1264 1469.1264 None") == 3, out
+    assert "task 1469.1264 True" in out, out

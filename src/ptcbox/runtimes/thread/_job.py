@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import sys
 import threading
 import time
@@ -81,6 +82,11 @@ class Job:
         self.deliver = deliver
 
     def __call__(self) -> bool:
+        # A fresh, empty contextvars context: the snippet starts with a fresh decimal
+        # context, and what it sets (an open localcontext()) dies with the execution.
+        return contextvars.Context().run(self._body)
+
+    def _body(self) -> bool:
         control = self.run.control
         control.stderr = self.run.stderr
         current.run = self.run

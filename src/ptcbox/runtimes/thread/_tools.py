@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import inspect
 import math
@@ -51,11 +52,17 @@ class Run:
     object (whose ``__eq__``/``__hash__`` would run snippet code on the host, outside the
     time limit), and the snippet never holds a tool's live data (a cached host dict it
     could mutate). The same snippet therefore sees the same values in both runtimes.
+
+    Every tool call runs in a fresh copy of ``host_context`` (the caller's
+    ``contextvars`` context when ``execute`` was called): a tool sees the caller's
+    context variables (and decimal context), never the snippet's, nor what an earlier
+    call set.
     """
 
     __slots__ = (
         "calls",
         "control",
+        "host_context",
         "host_loop",
         "max_calls",
         "max_concurrent",
@@ -77,8 +84,10 @@ class Run:
         max_concurrent: int,
         relay: Relay | None,
         plain_data: bool = True,
+        host_context: contextvars.Context | None = None,
     ) -> None:
         self.control = Control()
+        self.host_context = contextvars.copy_context() if host_context is None else host_context
         self.plain_data = plain_data
         self.host_loop = host_loop
         self.relay = relay
@@ -159,7 +168,9 @@ class Run:
             control.enter_host()  # raises
         started = _perf()
         try:
-            result = spec.call(**(arguments if self.plain_data else bound))
+            result = self.host_context.copy().run(
+                spec.call, **(arguments if self.plain_data else bound)
+            )
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
@@ -182,7 +193,9 @@ class Run:
         return result
 
     def _wait_on_host(self, awaitable: Awaitable[Any]) -> Any:
-        future = asyncio.run_coroutine_threadsafe(_await(awaitable), self.host_loop)
+        future = self.host_context.copy().run(
+            asyncio.run_coroutine_threadsafe, _await(awaitable), self.host_loop
+        )
         control = self.control
         control.track(future)
         try:
@@ -215,7 +228,9 @@ class Run:
         self.records.append((spec.name, arguments))
         if self.plain_data:
             bound = arguments
-        future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
+        future = self.host_context.copy().run(
+            asyncio.run_coroutine_threadsafe, self._on_host(spec, bound, slot), self.host_loop
+        )
         control.track(future)
         call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
         self.started.append((call, future))
