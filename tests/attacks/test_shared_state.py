@@ -8,9 +8,13 @@ poison the test process itself. The positive control of each is the same snippet
 
 from __future__ import annotations
 
+import contextvars
+from typing import Any
+
 import pytest
 
 from attacks._child import child_output
+from ptcbox import resolve_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -151,3 +155,51 @@ def test_decimal_context_is_private_to_each_execution_and_tool_call() -> None:
     assert "A 1.5E+3 1469.1264 None" in out, out  # the snippet's own context; the tool's
     assert out.count("B 1469.1264 1469.1264 None") == 3, out
     assert "task 1469.1264 True" in out, out
+
+
+# == 3. context variables of reused tool threads (item 4, both runtimes) =================
+
+REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="unset")
+
+
+def remember(value: str) -> str:
+    """A sync host tool that sets a context variable and reports what it saw first."""
+    seen = REQUEST.get()
+    REQUEST.set(value)
+    return seen
+
+
+async def aremember(value: str) -> str:
+    """The same, as an async tool."""
+    seen = REQUEST.get()
+    REQUEST.set(value)
+    return seen
+
+
+async def test_a_tool_never_sees_context_variables_an_earlier_call_set(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """Each tool call runs in a fresh copy of the caller's context: what one execution's
+    tool sets is not seen by a later execution's tools (sync tools run in reused
+    threads), nor by the next call of the same execution; the caller's value is."""
+    runtime = make_runtime()
+    tools = resolve_tools([remember, aremember])
+    codes = (
+        "print(remember(value='A'), remember(value='A2'))",
+        "print(aremember(value='B'))",
+        "import asyncio\nprint(*await asyncio.gather(remember(value='C'), aremember(value='D')))",
+    )
+    outputs = []
+    token = REQUEST.set("caller")
+    try:
+        for code in codes * 3:
+            result = await runtime.execute(code, tools, timeout=10)
+            assert result.ok, result.error
+            outputs += result.stdout.split()
+    finally:
+        REQUEST.reset(token)
+    assert outputs == ["caller"] * 15, outputs
+    # control: calls that share a context do see what an earlier one set
+    context = contextvars.copy_context()
+    context.run(remember, "x")
+    assert context.run(remember, "y") == "x"
