@@ -203,3 +203,33 @@ async def test_a_tool_never_sees_context_variables_an_earlier_call_set(
     context = contextvars.copy_context()
     context.run(remember, "x")
     assert context.run(remember, "y") == "x"
+
+
+# == 4. a tool removed from a session's namespace (item 5) ===============================
+
+
+async def test_a_session_name_kept_from_an_earlier_execution_cannot_call_a_removed_tool(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """A tool callable checks at each call that its tool is in the current execution's
+    namespace; the control: while it is, the kept name works."""
+    runtime = make_runtime()
+    calls: list[str] = []
+
+    def secret(q: str) -> str:
+        """A tool the next execution does not get."""
+        calls.append(q)
+        return "s:" + q
+
+    async with runtime.session() as session:
+        kept = await session.execute("t = secret\nprint(t(q='a'))", resolve_tools([secret]))
+        assert kept.stdout == "s:a\n", kept.error
+        again = await session.execute("print(t(q='b'))", resolve_tools([secret]))
+        assert again.stdout == "s:b\n", again.error  # control: still in the namespace
+        removed = await session.execute("print(t(q='c'))", {})
+    assert not removed.ok
+    assert calls == ["a", "b"]
+    if runtime_name == "thread":
+        assert removed.error_type == "RuntimeError"
+        assert "secret() is not a tool of this execution" in str(removed.error)
+        assert "line 1" in str(removed.error)

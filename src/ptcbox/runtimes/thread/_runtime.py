@@ -224,6 +224,7 @@ class ThreadRuntime:
             max_concurrent=policy.max_concurrent_tool_calls,
             relay=relay,
             plain_data=policy.restricted,
+            specs=specs,
         )
         route = session._route if session is not None else Route()
         route.run = run

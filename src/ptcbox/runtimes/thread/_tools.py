@@ -70,6 +70,7 @@ class Run:
         "records",
         "relay",
         "semaphore",
+        "specs",
         "started",
         "stderr",
         "stdout",
@@ -85,8 +86,11 @@ class Run:
         relay: Relay | None,
         plain_data: bool = True,
         host_context: contextvars.Context | None = None,
+        specs: dict[str, ToolSpec] | None = None,
     ) -> None:
         self.control = Control()
+        self.specs: dict[str, ToolSpec] = {} if specs is None else specs
+        """The execution's tools by name: a tool callable calls the one of its name."""
         self.host_context = contextvars.copy_context() if host_context is None else host_context
         self.plain_data = plain_data
         self.host_loop = host_loop
@@ -405,18 +409,28 @@ def make_tool(spec: ToolSpec) -> Callable[..., Any]:
 
     It works only in the thread of a running execution: a snippet that hands a tool to
     host code running elsewhere (another thread, the host's loop) gets a RuntimeError
-    there instead of snippet code escaping the time limit.
+    there instead of snippet code escaping the time limit. And only while its tool is in
+    the namespace of the execution that runs now: a name a session kept from an earlier
+    execution (``t = search``) calls the tool of that name the execution has now, as in
+    ``SubprocessRuntime`` (the worker sends the name), and none if it was removed.
     """
+    name = spec.name
 
     def tool(*args: Any, **kwargs: Any) -> Any:
         run = current.run
         if run is None:
             raise RuntimeError(
-                f"{spec.name}() can only be called by the snippet, in the thread it runs in"
+                f"{name}() can only be called by the snippet, in the thread it runs in"
+            )
+        current_spec = run.specs.get(name)
+        if current_spec is None:
+            raise RuntimeError(
+                f"{name}() is not a tool of this execution (it is not in the namespace "
+                "the execution was given); call only the tools listed for this run"
             )
         if _get_running_loop() is None:
-            return run.call(spec, args, kwargs)
-        return run.acall(spec, args, kwargs)
+            return run.call(current_spec, args, kwargs)
+        return run.acall(current_spec, args, kwargs)
 
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.projection.doc
