@@ -88,7 +88,8 @@ def test_typing_caches_carry_no_snippet_object(mode: str) -> None:
     assert "A True None" in out, out
     if mode == "trusted":  # the leak is real without the guard
         assert "K A-secret" in out, out
-        assert "tool calls ['called']" in out, out
+        # ... but A's tool is refused: it is not in B's namespace (item 5)
+        assert "secret_tool() is not a tool of this execution" in out, out
         assert "host Optional[complex] args (<class 'complex'>, <class 'NoneType'>)" not in out, out
         return
     assert "B True 'Probe None\\n' None" in out, out
@@ -233,3 +234,37 @@ async def test_a_session_name_kept_from_an_earlier_execution_cannot_call_a_remov
         assert removed.error_type == "RuntimeError"
         assert "secret() is not a tool of this execution" in str(removed.error)
         assert "line 1" in str(removed.error)
+
+
+# == 5. exception attributes that carry the sandbox's internals (item 6) =================
+
+ATTRIBUTE_ERROR_OBJ = """
+import fractions, operator
+def obj_of(f):
+    try:
+        f()
+    except AttributeError as e:
+        return e.obj
+print(obj_of(lambda: operator.pow.nope) is operator.pow)
+inner = obj_of(lambda: fractions.Fraction.nope)
+print(inner is fractions.Fraction)
+inner("1e2000000")
+"""
+
+
+async def test_attribute_error_obj_is_the_object_the_snippet_read(make_runtime: Any) -> None:
+    """``AttributeError.obj`` of a failed read is the object the snippet holds, not the
+    real class or function inside a sandbox wrapper (the unchecked ``Fraction``,
+    ``Limits.pow`` callable with a forged ``self``): the size check still refuses."""
+    runtime = make_runtime()
+    result = await runtime.execute(ATTRIBUTE_ERROR_OBJ, {}, timeout=10)
+    assert result.stdout == "True\nTrue\n", (result.stdout, result.error)
+    assert result.error_type == "ArithmeticLimitExceeded", result.error
+    assert 'line 11, in <module>\n    inner("1e2000000")' in str(result.error), result.error
+    # control: the wrapper is what refuses (the real class builds the number)
+    control = await runtime.execute(
+        ATTRIBUTE_ERROR_OBJ.replace('inner("1e2000000")', 'fractions.Fraction("1e2000000")'),
+        {},
+        timeout=10,
+    )
+    assert control.error_type == "ArithmeticLimitExceeded", control.error
