@@ -9,12 +9,14 @@ poison the test process itself. The positive control of each is the same snippet
 from __future__ import annotations
 
 import contextvars
+import logging
 from typing import Any
 
 import pytest
 
 from attacks._child import child_output
 from ptcbox import resolve_tools
+from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -268,3 +270,67 @@ async def test_attribute_error_obj_is_the_object_the_snippet_read(make_runtime: 
         timeout=10,
     )
     assert control.error_type == "ArithmeticLimitExceeded", control.error
+
+
+# == 6. event loops a snippet makes (item 7) =============================================
+
+UNRETRIEVED = """
+import asyncio
+async def boom():
+    raise ValueError("forged\\nERROR:host:a forged record")
+async def main():
+    task = asyncio.create_task(boom())
+    await asyncio.sleep(0.01)
+asyncio.run(main())
+print("done")
+"""
+
+
+async def test_a_snippet_loop_reports_to_the_snippet_stderr_not_the_host_logger(
+    make_runtime: Any, runtime_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """'Task exception was never retrieved' of the snippet's ``asyncio.run`` loop goes
+    to the execution's stderr; the host's ``asyncio`` logger gets nothing. Control:
+    trusted code's loop logs through the host's logger, as plain asyncio does."""
+    if runtime_name != "thread":
+        pytest.skip("the worker's logger is the worker's own")
+    with caplog.at_level(logging.DEBUG, logger="asyncio"):
+        result = await make_runtime().execute(UNRETRIEVED, {}, timeout=10)
+        assert result.stdout == "done\n", result.error
+        assert "Task exception was never retrieved" in result.stderr
+        assert "ValueError: forged" in result.stderr
+        reports = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert not reports, caplog.text
+        control = await make_runtime(SandboxPolicy.trusted()).execute(UNRETRIEVED, {}, timeout=10)
+        assert control.stdout == "done\n", control.error
+        assert "Task exception was never retrieved" in caplog.text
+
+
+TIMEOUT_CHILD = """
+import asyncio
+from ptcbox import ThreadRuntime
+CODE = '''
+import asyncio
+async def spin(i):
+    while True:
+        await asyncio.sleep(0)
+async def main():
+    await asyncio.gather(*(spin(i) for i in range(20)))
+asyncio.run(main())
+'''
+async def main():
+    async with ThreadRuntime() as runtime:
+        result = await runtime.execute(CODE, {}, timeout=0.5)
+        print("result", result.error_type, repr(result.stderr))
+        await asyncio.sleep(0.5)
+asyncio.run(main())
+import gc
+gc.collect()
+print("end")
+"""
+
+
+def test_a_snippet_loop_stopped_at_its_timeout_prints_nothing_on_the_host() -> None:
+    out = child_output(TIMEOUT_CHILD, timeout=30)
+    assert out.startswith("result TimeoutError ''\nend\n"), out
+    assert out == "result TimeoutError ''\nend\n", out

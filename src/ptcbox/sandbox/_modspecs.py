@@ -9,6 +9,7 @@ import types
 from typing import Any
 
 from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._loops import run as snippet_run
 from ptcbox.sandbox._modspecs_text import TEXT_SPECS
 from ptcbox.sandbox._modspecs_types import TYPE_SPECS
 from ptcbox.sandbox._proxy import freeze
@@ -210,6 +211,7 @@ _ASYNCIO_NAMES = (
 
 def _asyncio(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     attrs = _only(module, _ASYNCIO_NAMES)
+    attrs["run"] = snippet_run  # reports to the snippet's stderr, not the host's logger
     reason = (
         "not exposed in the sandbox: it reaches the event loop, threads, subprocesses or sockets"
     )

@@ -34,6 +34,7 @@ from ptcbox.runtimes.thread._tools import Route, Run, current
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 from ptcbox.sandbox._caches import snippet_thread
+from ptcbox.sandbox._loops import set_snippet_stderr
 
 if TYPE_CHECKING:
     from ptcbox.runtimes.thread._session import ThreadSession
@@ -91,6 +92,7 @@ class Job:
         control.stderr = self.run.stderr
         current.run = self.run
         snippet_thread(self.policy.restricted)  # typing's caches: not for snippets
+        set_snippet_stderr(self.run.stderr)  # where its asyncio.run loops report
         outcome: Outcome | None = None
         namespace: dict[str, Any] | None = None
         started = False
@@ -116,6 +118,7 @@ class Job:
                 continue
         current.run = None
         snippet_thread(False)
+        set_snippet_stderr(None)
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
         return not stopped
