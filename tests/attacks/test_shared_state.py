@@ -334,3 +334,27 @@ def test_a_snippet_loop_stopped_at_its_timeout_prints_nothing_on_the_host() -> N
     out = child_output(TIMEOUT_CHILD, timeout=30)
     assert out.startswith("result TimeoutError ''\nend\n"), out
     assert out == "result TimeoutError ''\nend\n", out
+
+
+# == 7. extra_globals (item 8) ===========================================================
+
+
+async def test_extra_globals_reach_the_snippet_as_copies(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """A snippet mutating the data it got through ``extra_globals`` changes its own copy,
+    never the host's objects. Control: trusted code gets the live objects."""
+    rows: list[int] = [1, 2]
+    meta = {"k": "v", "nested": [[5]]}
+    code = "rows.append(3)\nmeta['k'] = 'x'\nmeta['nested'][0].append(4)\nprint(rows, meta['k'])"
+    result = await make_runtime().execute(code, {}, extra_globals={"rows": rows, "meta": meta})
+    assert result.stdout == "[1, 2, 3] x\n", result.error
+    assert rows == [1, 2]
+    assert meta == {"k": "v", "nested": [[5]]}
+    if runtime_name == "thread":
+        control = await make_runtime(SandboxPolicy.trusted()).execute(
+            code, {}, extra_globals={"rows": rows, "meta": meta}
+        )
+        assert control.ok, control.error
+        assert rows == [1, 2, 3]
+        assert meta == {"k": "x", "nested": [[5, 4]]}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import math
 import time
 from collections.abc import Mapping
@@ -83,9 +84,9 @@ class ThreadRuntime:
       function passed to a tool as an argument): the thread ends when the tool returns.
     - Under the trusted policy the snippet gets the real ``time.sleep``, threads and
       C extensions: a blocking call there ends only when it returns.
-    - Tools receive and return live objects (no copy); snippet objects that outlive
-      the execution (kept by a tool, or in reference cycles) are finalized in whatever
-      thread collects them.
+    - Under the trusted policy, tools and ``extra_globals`` exchange live objects (no
+      copy) with the snippet. Snippet objects that outlive the execution (in reference
+      cycles) are finalized in whatever thread collects them.
 
     Sessions (:meth:`session`) keep the snippet's globals between executions.
 
@@ -167,7 +168,9 @@ class ThreadRuntime:
             code: Python source written by a model.
             namespace: Tool name to projection.
             timeout: Wall-clock limit in seconds; ``None`` uses ``policy.timeout``.
-            extra_globals: More names for the snippet; tools win on name clashes.
+            extra_globals: More names for the snippet; tools win on name clashes. Under
+                a restricted policy the snippet gets deep copies (``copy.deepcopy``:
+                functions and classes as they are), so it cannot change host data.
             on_tool_call: Called on this event loop with each finished
                 :class:`~ptcbox.ToolCallRecord`.
             on_output: Called on this event loop as ``on_output(stream, text)`` with
@@ -212,6 +215,8 @@ class ThreadRuntime:
         specs = self._table.resolve(namespace)
         if extra_globals is not None and not isinstance(extra_globals, Mapping):
             raise TypeError(f"extra_globals must be a mapping, got {type(extra_globals).__name__}")
+        if extra_globals and policy.restricted:
+            extra_globals = copied_globals(extra_globals)
         loop = _host_loop()
         started = time.perf_counter()
         relay = None
@@ -321,6 +326,27 @@ class ThreadRuntime:
             duration_s=duration,
             truncated=truncated or outcome.error_truncated or outcome.value_dropped,
         )
+
+
+def copied_globals(extra_globals: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep copies of ``extra_globals`` values: a snippet mutating its data changes its
+    own copy, never the host's objects (functions, classes and modules are atoms to
+    :func:`copy.deepcopy`: passed as they are).
+
+    Raises:
+        TypeError: If a value cannot be copied (it holds a lock, a generator ...).
+    """
+    out: dict[str, Any] = {}
+    memo: dict[int, Any] = {}
+    for key, value in extra_globals.items():
+        try:
+            out[key] = copy.deepcopy(value, memo)
+        except Exception as exc:
+            raise TypeError(
+                f"extra_globals[{key!r}] cannot be copied ({exc}); under a restricted "
+                "policy ThreadRuntime hands the snippet deep copies of extra_globals"
+            ) from None
+    return out
 
 
 def _held_gil(seconds: float) -> str:
