@@ -8,8 +8,10 @@ poison the test process itself. The positive control of each is the same snippet
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -358,3 +360,36 @@ async def test_extra_globals_reach_the_snippet_as_copies(
         assert control.ok, control.error
         assert rows == [1, 2, 3]
         assert meta == {"k": "x", "nested": [[5, 4]]}
+
+
+# == 8. a catastrophic regular expression (item 9) =======================================
+
+
+async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_responsive(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """``re.match(r"(a+)+$", "a" * 27 + "b")`` backtracks exponentially in CPython's
+    engine, which holds the GIL all along (~8 s here; minutes at 32 characters). The
+    sandbox's ``re`` matches with the execution's time limit, releasing the GIL: the
+    result comes back by the deadline and the host's loop keeps ticking."""
+    if runtime_name != "thread":
+        pytest.skip("the worker is killed at the deadline")
+    code = 'import re\nprint(re.match(r"(a+)+$", "a" * 27 + "b"))'
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.ensure_future(tick())
+    started = time.perf_counter()
+    result = await make_runtime().execute(code, {}, timeout=1)
+    elapsed = time.perf_counter() - started
+    ticker.cancel()
+    assert result.stdout == "None\n" or result.timed_out, result
+    assert elapsed < 1 + 3, elapsed
+    assert max(gaps, default=0.0) < 2.0, gaps

@@ -35,6 +35,7 @@ from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_sni
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 from ptcbox.sandbox._caches import snippet_thread
 from ptcbox.sandbox._loops import set_snippet_stderr
+from ptcbox.sandbox._regexview import set_deadline
 
 if TYPE_CHECKING:
     from ptcbox.runtimes.thread._session import ThreadSession
@@ -93,6 +94,7 @@ class Job:
         current.run = self.run
         snippet_thread(self.policy.restricted)  # typing's caches: not for snippets
         set_snippet_stderr(self.run.stderr)  # where its asyncio.run loops report
+        set_deadline(self.run.deadline)  # its regular expressions stop there
         outcome: Outcome | None = None
         namespace: dict[str, Any] | None = None
         started = False
@@ -119,6 +121,7 @@ class Job:
         current.run = None
         snippet_thread(False)
         set_snippet_stderr(None)
+        set_deadline(None)
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
         return not stopped

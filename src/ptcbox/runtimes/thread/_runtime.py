@@ -231,6 +231,7 @@ class ThreadRuntime:
             plain_data=policy.restricted,
             specs=specs,
         )
+        run.deadline = None if math.isinf(limit) else started + limit
         route = session._route if session is not None else Route()
         route.run = run
         future: asyncio.Future[Any] = loop.create_future()

@@ -62,6 +62,7 @@ class Run:
     __slots__ = (
         "calls",
         "control",
+        "deadline",
         "host_context",
         "host_loop",
         "max_calls",
@@ -89,6 +90,8 @@ class Run:
         specs: dict[str, ToolSpec] | None = None,
     ) -> None:
         self.control = Control()
+        self.deadline: float | None = None
+        """When the execution times out, in ``time.perf_counter()`` seconds."""
         self.specs: dict[str, ToolSpec] = {} if specs is None else specs
         """The execution's tools by name: a tool callable calls the one of its name."""
         self.host_context = contextvars.copy_context() if host_context is None else host_context
