@@ -390,7 +390,10 @@ def test_thread_runtime_timeout_still_stops_async_snippets_promptly() -> None:
         assert line, out
         timed_out, elapsed = line.split("=>")[1].split()
         assert timed_out == "True", out
-        assert float(elapsed) < 2.0, out
+        # the guarantee: the result comes back at the 0.2 s deadline plus the host's
+        # scheduling delay, not after the snippet's seconds of spinning (G4); 2.0 s was
+        # once missed by 18 ms on a loaded 2-core machine, so the margin is wide
+        assert float(elapsed) < 5.0, out
 
 
 # == 2. SubprocessRuntime: the host compiles small snippets ==============================
