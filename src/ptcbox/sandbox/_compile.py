@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox._policy import SandboxPolicy
+from ptcbox.sandbox._resume import add_resume_checks
 from ptcbox.sandbox._transform import VALUE_NAME, PtcTransformer
 
 __all__ = ["VALUE_NAME", "CompiledSnippet", "compile_snippet"]
@@ -103,6 +104,8 @@ def _compile_cached(
                 "the sandbox refused this code:\n" + "\n".join(f"  {e}" for e in errors)
             )
         has_value = transformer.has_value
+        if not os_enforced_limits:  # where suspended code resumes (red-team R1)
+            add_resume_checks(tree)
     else:
         has_value = _store_trailing_value(tree)
     try:  # the transform gives its new nodes positions: no full fix-up pass (~15%)
