@@ -65,6 +65,12 @@ LOOPS: dict[str, str] = {
         "        parts.append(s.upper() + '-' + s)\n"
         "out = ','.join(parts[:1000])\n"
     ),
+    "generators": (  # a check per generator-expression step and per resumed yield (R1)
+        "def gen(n):\n"
+        "    for i in range(n):\n"
+        "        yield i\n"
+        "total = sum(x * 2 for x in gen(200_000))\n"
+    ),
 }
 
 VARIANTS: list[tuple[str, SandboxPolicy, bool]] = [
