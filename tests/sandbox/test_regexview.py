@@ -26,6 +26,7 @@ out += [re.sub(r"(\d+)", lambda m: str(int(m.group(1)) * 2), "a1 b22"), re.subn(
 out += [re.match("a", "ba"), re.fullmatch("[a-c]+", "abc").span(), re.escape("a.b")]
 out += [re.findall(rb"\d", b"a1b2"), re.match("(a)|(b)", "b").groups("-"), re.I | re.M]
 out += [re.search("é", "CAFÉ", re.I).group(), re.match(r"\w+", "abc", re.A).group()]
+out += [str(re.Pattern[str]).startswith("re.Pattern"), re.Match[bytes] is not None]
 out += [re.compile("a", re.X).flags, re.compile(b"a").flags, p == re.compile(p.pattern, re.I)]
 try:
     re.compile("(")

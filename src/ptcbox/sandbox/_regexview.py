@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,8 @@ class Match:
     """``re.Match`` for sandboxed patterns (a view of a ``regex`` match)."""
 
     __slots__ = ("_lim", "_m", "_p")
+    __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]
+    __module__ = "re"
 
     def __init__(self, m: Any, pattern: Pattern) -> None:
         self._m = m
@@ -164,6 +167,8 @@ class Pattern:
     """``re.Pattern`` for the sandbox: ``re``'s metadata, ``regex``'s matching."""
 
     __slots__ = ("_lim", "_re", "_rx")
+    __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]
+    __module__ = "re"
 
     def __init__(self, compiled: re.Pattern[Any], limits: Limits) -> None:
         self._re = compiled
