@@ -517,10 +517,16 @@ async def test_worker_killed_mid_tool_call_is_a_crash_result() -> None:
     rt = SubprocessRuntime(min_idle=1)
     try:
         task = asyncio.create_task(
-            rt.execute("import time\nslow(seconds=1)\nprint('after')", SLOW_TOOLS, timeout=30)
+            rt.execute("import time\nslow(seconds=2)\nprint('after')", SLOW_TOOLS, timeout=30)
         )
-        await asyncio.sleep(0.6)
-        busy = [w for w in rt._pool._workers.values() if w not in rt._pool._idle]
+        busy: list[Any] = []
+        for _ in range(400):  # the template takes ~0.6 s to start on a loaded machine
+            await asyncio.sleep(0.025)
+            busy = [w for w in rt._pool._workers.values() if w not in rt._pool._idle]
+            if busy:
+                break
+        assert busy
+        await asyncio.sleep(0.5)  # inside the 2 s tool call
         for worker in busy:
             os.kill(worker.pid, signal.SIGKILL)
         result = await task
