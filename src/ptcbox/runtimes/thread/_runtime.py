@@ -73,11 +73,15 @@ class ThreadRuntime:
 
     What this runtime cannot guarantee (use ``SubprocessRuntime`` for these):
 
-    - A C call that holds the GIL (``sum(range(10**9))``, a pathological regular
-      expression) blocks the whole host process, its event loop and so the deadline
-      included, until it returns; the result then comes back as a timeout
-      (``timed_out=True``) if the deadline passed meanwhile. A C call that releases
-      the GIL only delays the thread's end.
+    - A C call that holds the GIL (``sum(range(10**9))``; regular expressions do not:
+      the sandbox's ``re`` matches under the deadline with the GIL released) blocks the
+      whole host process, its event loop and so the deadline included, until it
+      returns; the result then comes back as a timeout (``timed_out=True``) if the
+      deadline passed meanwhile. A C call that releases the GIL only delays the
+      thread's end.
+    - ``threading.local`` state of the reused threads tools run in is kept from one
+      call to the next (context variables are not: each call gets a fresh copy of the
+      caller's context).
     - Memory is not capped per execution (``max_memory_bytes`` and ``max_cpu_seconds``
       are not enforced); a snippet can exhaust the host's memory.
     - Host code is never interrupted, so neither is snippet code a tool calls back (a
