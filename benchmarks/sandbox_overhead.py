@@ -68,6 +68,12 @@ LOOPS: dict[str, str] = {
     "fstrings": (
         "rows = []\nfor i in range(200_000):\n    rows.append(f'{i}: {i * 0.5:.2f} {i!r:>8}')\n"
     ),
+    "generators": (  # a check per generator-expression step and per resumed yield (R1)
+        "def gen(n):\n"
+        "    for i in range(n):\n"
+        "        yield i\n"
+        "total = sum(x * 2 for x in gen(200_000))\n"
+    ),
 }
 
 VARIANTS: list[tuple[str, SandboxPolicy, bool]] = [

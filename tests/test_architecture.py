@@ -49,6 +49,7 @@ WORKER_ALLOWED_MODULES: dict[str, str] = {
 WORKER_ALLOWED_THIRD_PARTY: dict[str, str] = {
     "orjson": "fast JSON on the wire (the worker documents it; a C extension, no imports)",
     "RestrictedPython": "the sandbox's compiler (through ptcbox.sandbox)",
+    "regex": "the sandbox's re view matches with it (a C extension, through ptcbox.sandbox)",
 }
 """Third-party distributions the child may import, each with the reason."""
 

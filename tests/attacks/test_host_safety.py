@@ -88,6 +88,14 @@ async def test_subprocess_stopped_spare_worker_is_not_used(
                 os.kill(child.pid, signal.SIGSTOP)
                 stopped.append(child.pid)
     assert stopped
+    # a signal just sent may still be pending: the pool can only see a worker that is
+    # stopped already (the test raced it on a loaded machine), so wait until it is
+    deadline = time.monotonic() + 10
+    for pid in stopped:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process = psutil.Process(pid)
+            while process.status() != psutil.STATUS_STOPPED and time.monotonic() < deadline:
+                time.sleep(0.005)
     try:
         result = await runtime.execute("print(1)", tools, timeout=2)
         assert result.return_code == 0 and result.stdout == "1\n"

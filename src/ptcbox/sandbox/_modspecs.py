@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
 import random as _random
 import types
@@ -10,6 +11,7 @@ from typing import Any
 from ptcbox.sandbox._asyncloop import get_running_loop
 from ptcbox.sandbox._getters import guarded_getters
 from ptcbox.sandbox._limits import Limits
+from ptcbox.sandbox._loops import run as snippet_run
 from ptcbox.sandbox._modspecs_io import IO_SPECS, PER_EXECUTION_IO
 from ptcbox.sandbox._modspecs_log import LOG_SPECS, PER_EXECUTION_LOG
 from ptcbox.sandbox._modspecs_more import MORE_SPECS, PER_EXECUTION_MORE
@@ -225,6 +227,7 @@ _ASYNCIO_NAMES = (
 def _asyncio(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     attrs = _only(module, _ASYNCIO_NAMES)
     attrs["get_running_loop"] = get_running_loop  # a view: time(), create_task() ...
+    attrs["run"] = snippet_run  # reports to the snippet's stderr, not the host's logger
     reason = (
         "not exposed in the sandbox: it reaches the event loop, threads, subprocesses or sockets"
     )
@@ -233,6 +236,50 @@ def _asyncio(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[
 
 
 # -- decimal ----------------------------------------------------------------------------
+
+
+_LOCAL_ENTERED: contextvars.ContextVar[None] = contextvars.ContextVar("ptcbox_localcontext")
+
+
+def _entered_context(manager: Any) -> Any:
+    return manager.__enter__()
+
+
+class _LocalContext:
+    """What ``decimal.localcontext()`` gives a snippet: the real manager's new context,
+    restored on exit only in the ``contextvars`` context it was entered in.
+
+    The C manager's ``__exit__`` sets its saved context in whatever thread runs it: the
+    garbage collector closing a snippet's suspended generator in a host thread (or in a
+    later execution) would install the snippet's context there (issue 12). A
+    ``ContextVar`` token refuses a reset in another context; the exit then does nothing.
+    """
+
+    __slots__ = ("_decimal", "_new", "_saved", "_token")
+
+    def __init__(self, decimal: types.ModuleType, manager: Any) -> None:
+        self._decimal = decimal
+        # the C manager copies the context when it is made; entering it in a throwaway
+        # context hands out that copy without touching the snippet's context
+        self._new = contextvars.Context().run(_entered_context, manager)
+        self._saved: Any = None
+        self._token: contextvars.Token[None] | None = None
+
+    def __enter__(self) -> Any:
+        self._saved = self._decimal.getcontext()
+        self._token = _LOCAL_ENTERED.set(None)
+        self._decimal.setcontext(self._new)
+        return self._new
+
+    def __exit__(self, *exc_info: object) -> None:
+        token, self._token = self._token, None
+        if token is None:
+            return
+        try:
+            _LOCAL_ENTERED.reset(token)
+        except ValueError:  # exited in another context: by the collector, elsewhere
+            return
+        self._decimal.setcontext(self._saved)
 
 
 def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
@@ -250,12 +297,13 @@ def _decimal(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[
         return real_context(*args, **kwargs)
 
     def localcontext(ctx_: Any = None, **kwargs: Any) -> Any:
-        """decimal.localcontext(ctx=None, **kwargs) -- sandboxed: precision capped."""
+        """decimal.localcontext(ctx=None, **kwargs) -- sandboxed: precision capped; the
+        context is restored only where it was entered (see ``_LocalContext``)."""
         if kwargs.get("prec") is not None:
             kwargs["prec"] = lim.check_decimal_precision(kwargs["prec"])
         if ctx_ is not None:
             lim.check_decimal_precision(ctx_.prec)
-        return real_local(ctx_, **kwargs)
+        return _LocalContext(module, real_local(ctx_, **kwargs))
 
     attrs.update(Context=Context, localcontext=localcontext)
     if ctx.own_process:  # a worker process of its own: the thread's context is the run's

@@ -13,6 +13,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from ptcbox.sandbox._regexview import re_functions
 from ptcbox.sandbox._specbase import Attrs, ModuleContext, ix, public
 
 __all__ = ["TEXT_SPECS"]
@@ -118,18 +119,10 @@ def _textwrap(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict
 
 
 def _re(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    lim = ctx.limits
     attrs = public(module)
-
-    def sub(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
-        """re.sub -- sandboxed: the result size is checked (see Pattern.sub)."""
-        return lim.size_wrapper(module.compile(pattern, flags).sub)(repl, string, count)  # type: ignore[misc]
-
-    def subn(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
-        """re.subn -- sandboxed: the result size is checked (see Pattern.subn)."""
-        return lim.size_wrapper(module.compile(pattern, flags).subn)(repl, string, count)  # type: ignore[misc]
-
-    attrs.update(sub=sub, subn=subn)
+    # compile, match, sub ... Pattern, Match: matched by `regex` under the deadline,
+    # substitutions size-checked (see _regexview)
+    attrs.update(re_functions(ctx.limits))
     return attrs, {}
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._caches import install_typing_bypass
 from ptcbox.sandbox._guards import checked_attribute
 from ptcbox.sandbox._names import VALUE_CHECKED_ATTRS, is_reserved
 from ptcbox.sandbox._owner import (
@@ -275,6 +276,7 @@ def _dataclasses(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, d
 
 
 def _typing(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
+    install_typing_bypass()  # a snippet's subscriptions never fill typing's caches
     attrs = public(module, {"re", "io"})
     real_checkable = module.runtime_checkable
     real_final = module.final

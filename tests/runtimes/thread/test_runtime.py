@@ -280,9 +280,15 @@ async def test_closing_a_session_frees_its_globals(runtime: Any) -> None:
         return thing
 
     session = runtime.session()
-    # tool results reach the snippet as plain-data copies, so the host object is handed
-    # over through extra_globals, which the runtime passes as they are
-    await session.execute("keep = thing", {}, extra_globals={"thing": make()})
+
+    # tool results and extra_globals reach the snippet as copies, functions as they
+    # are: the host object is handed over in a function's closure
+    def hold(thing: Thing) -> Any:
+        return lambda: thing
+
+    holder = hold(make())
+    await session.execute("keep = holder", {}, extra_globals={"holder": holder})
+    del holder
     gc.collect()
     assert refs[0]() is not None
     await session.aclose()

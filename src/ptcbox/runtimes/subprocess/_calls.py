@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import threading
 import time
@@ -67,6 +68,9 @@ class CallHandler:
     on_tool_call: ToolCallCallback | None
     records: list[ToolCallRecord | None]
     _loop: asyncio.AbstractEventLoop
+    _context: contextvars.Context
+    """The caller's context at ``execute``: every tool call runs in a fresh copy (a
+    reused channel or executor thread keeps nothing a tool set for the next call)."""
     _finished: asyncio.Future[Outcome]
     _send_lock: threading.Lock
     _stopped: bool
@@ -220,8 +224,8 @@ class CallHandler:
 
     def _run_inline(self, call: PendingCall) -> None:
         """Run a sync tool in the channel thread and reply from there."""
-        ok, payload, call.seconds = call_sync(
-            call.spec.projection, call.arguments, call.call_id, call.spec.name
+        ok, payload, call.seconds = self._context.copy().run(
+            call_sync, call.spec.projection, call.arguments, call.call_id, call.spec.name
         )
         if ok and type(payload) is not bytes:  # a "sync" projection returned an awaitable
             self._post(self._await_on_loop, call, payload)
@@ -278,8 +282,10 @@ class CallHandler:
     def _start(self, call: PendingCall) -> None:
         self._active += 1
         if call.spec.is_async:
+            context = self._context.copy()
+            awaitable = context.run(call.spec.projection, **call.arguments)
             task: asyncio.Future[Any] = self._loop.create_task(
-                self._await_value(call, call.spec.projection(**call.arguments))
+                self._await_value(call, awaitable), context=context
             )
         else:
             task = self._loop.run_in_executor(self.executor, self._run_sync_concurrently, call)
@@ -287,8 +293,8 @@ class CallHandler:
         task.add_done_callback(self._call_ended)
 
     def _run_sync_concurrently(self, call: PendingCall) -> None:
-        ok, payload, call.seconds = call_sync(
-            call.spec.projection, call.arguments, call.call_id, call.spec.name
+        ok, payload, call.seconds = self._context.copy().run(
+            call_sync, call.spec.projection, call.arguments, call.call_id, call.spec.name
         )
         if ok and type(payload) is not bytes:  # an awaitable
             self._post(self._await_on_loop, call, payload)
@@ -299,7 +305,9 @@ class CallHandler:
         if self._stopped:
             return
         self._active += 1
-        task = self._loop.create_task(self._await_value(call, awaitable))
+        task = self._loop.create_task(
+            self._await_value(call, awaitable), context=self._context.copy()
+        )
         self._tasks.add(task)
         task.add_done_callback(self._call_ended)
 

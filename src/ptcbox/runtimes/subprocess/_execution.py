@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import socket
 import threading
 from collections import deque
@@ -89,6 +90,7 @@ class HostExecution(CallHandler):
         self.stderr = OutputBuffer(policy.max_output_bytes)
         self.records: list[ToolCallRecord | None] = []
         self._loop = asyncio.get_running_loop()
+        self._context = contextvars.copy_context()
         self._finished: asyncio.Future[Outcome] = self._loop.create_future()
         self._left: asyncio.Future[None] = self._loop.create_future()
         self._send_lock = threading.Lock()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import sys
 import threading
 import time
@@ -34,6 +35,9 @@ from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, curre
 from ptcbox.runtimes.thread._tools import Route, Run, current
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
+from ptcbox.sandbox._caches import snippet_thread
+from ptcbox.sandbox._loops import set_snippet_stderr
+from ptcbox.sandbox._regexview import set_deadline
 
 if TYPE_CHECKING:
     from ptcbox.runtimes.thread._session import ThreadSession
@@ -82,9 +86,17 @@ class Job:
         self.deliver = deliver
 
     def __call__(self) -> bool:
+        # A fresh, empty contextvars context: the snippet starts with a fresh decimal
+        # context, and what it sets (an open localcontext()) dies with the execution.
+        return contextvars.Context().run(self._body)
+
+    def _body(self) -> bool:
         control = self.run.control
         control.stderr = self.run.stderr
         current.run = self.run
+        snippet_thread(self.policy.restricted)  # typing's caches: not for snippets
+        set_snippet_stderr(self.run.stderr)  # where its asyncio.run loops report
+        set_deadline(self.run.deadline)  # its regular expressions stop there
         outcome: Outcome | None = None
         namespace: dict[str, Any] | None = None
         started = False
@@ -109,6 +121,9 @@ class Job:
             except ExecutionInterrupted:
                 continue
         current.run = None
+        snippet_thread(False)
+        set_snippet_stderr(None)
+        set_deadline(None)
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
         return not stopped

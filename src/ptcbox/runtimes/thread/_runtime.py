@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import math
 import time
 from collections.abc import Mapping
@@ -73,20 +74,24 @@ class ThreadRuntime:
 
     What this runtime cannot guarantee (use ``SubprocessRuntime`` for these):
 
-    - A C call that holds the GIL (``sum(range(10**9))``, a pathological regular
-      expression) blocks the whole host process, its event loop and so the deadline
-      included, until it returns; the result then comes back as a timeout
-      (``timed_out=True``) if the deadline passed meanwhile. A C call that releases
-      the GIL only delays the thread's end.
+    - A C call that holds the GIL (``sum(range(10**9))``; regular expressions do not:
+      the sandbox's ``re`` matches under the deadline with the GIL released) blocks the
+      whole host process, its event loop and so the deadline included, until it
+      returns; the result then comes back as a timeout (``timed_out=True``) if the
+      deadline passed meanwhile. A C call that releases the GIL only delays the
+      thread's end.
+    - ``threading.local`` state of the reused threads tools run in is kept from one
+      call to the next (context variables are not: each call gets a fresh copy of the
+      caller's context).
     - Memory is not capped per execution (``max_memory_bytes`` and ``max_cpu_seconds``
       are not enforced); a snippet can exhaust the host's memory.
     - Host code is never interrupted, so neither is snippet code a tool calls back (a
       function passed to a tool as an argument): the thread ends when the tool returns.
     - Under the trusted policy the snippet gets the real ``time.sleep``, threads and
       C extensions: a blocking call there ends only when it returns.
-    - Tools receive and return live objects (no copy); snippet objects that outlive
-      the execution (kept by a tool, or in reference cycles) are finalized in whatever
-      thread collects them.
+    - Under the trusted policy, tools and ``extra_globals`` exchange live objects (no
+      copy) with the snippet. Snippet objects that outlive the execution (in reference
+      cycles) are finalized in whatever thread collects them.
 
     Sessions (:meth:`session`) keep the snippet's globals between executions.
 
@@ -168,7 +173,9 @@ class ThreadRuntime:
             code: Python source written by a model.
             namespace: Tool name to projection.
             timeout: Wall-clock limit in seconds; ``None`` uses ``policy.timeout``.
-            extra_globals: More names for the snippet; tools win on name clashes.
+            extra_globals: More names for the snippet; tools win on name clashes. Under
+                a restricted policy the snippet gets deep copies (``copy.deepcopy``:
+                functions and classes as they are), so it cannot change host data.
             on_tool_call: Called on this event loop with each finished
                 :class:`~ptcbox.ToolCallRecord`.
             on_output: Called on this event loop as ``on_output(stream, text)`` with
@@ -213,6 +220,8 @@ class ThreadRuntime:
         specs = self._table.resolve(namespace)
         if extra_globals is not None and not isinstance(extra_globals, Mapping):
             raise TypeError(f"extra_globals must be a mapping, got {type(extra_globals).__name__}")
+        if extra_globals and policy.restricted:
+            extra_globals = copied_globals(extra_globals)
         started = time.perf_counter()
         known = {*(extra_globals or ()), *(session._namespace if session is not None else ())}
         failure = preflight(code, specs, known)
@@ -229,7 +238,9 @@ class ThreadRuntime:
             max_concurrent=policy.max_concurrent_tool_calls,
             relay=relay,
             plain_data=policy.restricted,
+            specs=specs,
         )
+        run.deadline = None if math.isinf(limit) else started + limit
         route = session._route if session is not None else Route()
         route.run = run
         future: asyncio.Future[Any] = loop.create_future()
@@ -325,6 +336,27 @@ class ThreadRuntime:
             duration_s=duration,
             truncated=truncated or outcome.error_truncated or outcome.value_dropped,
         )
+
+
+def copied_globals(extra_globals: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep copies of ``extra_globals`` values: a snippet mutating its data changes its
+    own copy, never the host's objects (functions, classes and modules are atoms to
+    :func:`copy.deepcopy`: passed as they are).
+
+    Raises:
+        TypeError: If a value cannot be copied (it holds a lock, a generator ...).
+    """
+    out: dict[str, Any] = {}
+    memo: dict[int, Any] = {}
+    for key, value in extra_globals.items():
+        try:
+            out[key] = copy.deepcopy(value, memo)
+        except Exception as exc:
+            raise TypeError(
+                f"extra_globals[{key!r}] cannot be copied ({exc}); under a restricted "
+                "policy ThreadRuntime hands the snippet deep copies of extra_globals"
+            ) from None
+    return out
 
 
 def _held_gil(seconds: float) -> str:

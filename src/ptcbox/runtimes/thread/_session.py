@@ -18,6 +18,7 @@ from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted
 from ptcbox.runtimes.thread._pool import submit
 from ptcbox.runtimes.thread._tools import Route, Run
+from ptcbox.sandbox._caches import snippet_thread
 
 if TYPE_CHECKING:
     from ptcbox.runtimes.thread._runtime import ThreadRuntime
@@ -142,6 +143,7 @@ async def _clear_in_worker(namespace: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
 
     def job() -> bool:
+        snippet_thread(True)  # snippet finalizers may run here
         while True:
             try:
                 try:
@@ -153,6 +155,7 @@ async def _clear_in_worker(namespace: dict[str, Any]) -> None:
                 break
             except ExecutionInterrupted:
                 continue
+        snippet_thread(False)
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(done.set)
         return not stopped

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import inspect
 import math
@@ -53,11 +54,18 @@ class Run:
     object (whose ``__eq__``/``__hash__`` would run snippet code on the host, outside the
     time limit), and the snippet never holds a tool's live data (a cached host dict it
     could mutate). The same snippet therefore sees the same values in both runtimes.
+
+    Every tool call runs in a fresh copy of ``host_context`` (the caller's
+    ``contextvars`` context when ``execute`` was called): a tool sees the caller's
+    context variables (and decimal context), never the snippet's, nor what an earlier
+    call set.
     """
 
     __slots__ = (
         "calls",
         "control",
+        "deadline",
+        "host_context",
         "host_loop",
         "max_calls",
         "max_concurrent",
@@ -65,6 +73,7 @@ class Run:
         "records",
         "relay",
         "semaphore",
+        "specs",
         "started",
         "stderr",
         "stdout",
@@ -79,8 +88,15 @@ class Run:
         max_concurrent: int,
         relay: Relay | None,
         plain_data: bool = True,
+        host_context: contextvars.Context | None = None,
+        specs: dict[str, ToolSpec] | None = None,
     ) -> None:
         self.control = Control()
+        self.deadline: float | None = None
+        """When the execution times out, in ``time.perf_counter()`` seconds."""
+        self.specs: dict[str, ToolSpec] = {} if specs is None else specs
+        """The execution's tools by name: a tool callable calls the one of its name."""
+        self.host_context = contextvars.copy_context() if host_context is None else host_context
         self.plain_data = plain_data
         self.host_loop = host_loop
         self.relay = relay
@@ -167,7 +183,9 @@ class Run:
         started = _perf()
         failure: dict[str, Any] | None = None
         try:
-            result = spec.call(**(call_arguments if self.plain_data else bound))
+            result = self.host_context.copy().run(
+                spec.call, **(call_arguments if self.plain_data else bound)
+            )
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
@@ -191,7 +209,9 @@ class Run:
         return result
 
     def _wait_on_host(self, awaitable: Awaitable[Any]) -> Any:
-        future = asyncio.run_coroutine_threadsafe(_await(awaitable), self.host_loop)
+        future = self.host_context.copy().run(
+            asyncio.run_coroutine_threadsafe, _await(awaitable), self.host_loop
+        )
         control = self.control
         control.track(future)
         try:
@@ -224,7 +244,9 @@ class Run:
         self.records.append((spec.name, arguments))
         if self.plain_data and arguments is not bound:
             bound = clone(bound)
-        future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
+        future = self.host_context.copy().run(
+            asyncio.run_coroutine_threadsafe, self._on_host(spec, bound, slot), self.host_loop
+        )
         control.track(future)
         call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
         self.started.append((call, future))
@@ -400,18 +422,28 @@ def make_tool(spec: ToolSpec) -> Callable[..., Any]:
 
     It works only in the thread of a running execution: a snippet that hands a tool to
     host code running elsewhere (another thread, the host's loop) gets a RuntimeError
-    there instead of snippet code escaping the time limit.
+    there instead of snippet code escaping the time limit. And only while its tool is in
+    the namespace of the execution that runs now: a name a session kept from an earlier
+    execution (``t = search``) calls the tool of that name the execution has now, as in
+    ``SubprocessRuntime`` (the worker sends the name), and none if it was removed.
     """
+    name = spec.name
 
     def tool(*args: Any, **kwargs: Any) -> Any:
         run = current.run
         if run is None:
             raise RuntimeError(
-                f"{spec.name}() can only be called by the snippet, in the thread it runs in"
+                f"{name}() can only be called by the snippet, in the thread it runs in"
+            )
+        current_spec = run.specs.get(name)
+        if current_spec is None:
+            raise RuntimeError(
+                f"{name}() is not a tool of this execution (it is not in the namespace "
+                "the execution was given); call only the tools listed for this run"
             )
         if _get_running_loop() is None:
-            return run.call(spec, args, kwargs)
-        return run.acall(spec, args, kwargs)
+            return run.call(current_spec, args, kwargs)
+        return run.acall(current_spec, args, kwargs)
 
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.projection.doc
