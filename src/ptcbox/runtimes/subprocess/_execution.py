@@ -28,7 +28,7 @@ from ptcbox._result import ToolCallRecord
 from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._host import ToolSpec
-from ptcbox.runtimes._shared._output import OutputBuffer
+from ptcbox.runtimes._shared._output import OutputBuffer, output_flood
 from ptcbox.runtimes._wire import (
     KIND_STDERR,
     KIND_STDOUT,
@@ -85,8 +85,8 @@ class HostExecution(CallHandler):
         self.executor = executor
         self.on_tool_call = on_tool_call
         self.on_output = on_output
-        self.stdout = OutputBuffer(policy.max_output_bytes)
-        self.stderr = OutputBuffer(policy.max_output_bytes)
+        self.stdout = OutputBuffer(policy.max_output_bytes, on_flood=self._flooded)
+        self.stderr = OutputBuffer(policy.max_output_bytes, on_flood=self._flooded)
         self.records: list[ToolCallRecord | None] = []
         self._loop = asyncio.get_running_loop()
         self._finished: asyncio.Future[Outcome] = self._loop.create_future()
@@ -169,6 +169,10 @@ class HostExecution(CallHandler):
     def _finish(self, outcome: Outcome) -> None:
         if not self._finished.done():
             self._finished.set_result(outcome)
+
+    def _flooded(self, written: int) -> None:
+        """A stream got far more than the output cap: stop (any thread)."""
+        self._post(self._finish, ("limit", output_flood(self.policy.max_output_bytes, written)))
 
     # -- reading: the loop first, the channel thread once a sync tool is called ----------
 

@@ -25,11 +25,11 @@ import anyio.to_thread
 
 from ptcbox._jsonable import to_jsonable
 from ptcbox._result import ToolCallRecord
-from ptcbox.errors import ToolCallLimitExceeded, ToolError
+from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
-from ptcbox.runtimes._shared._output import OutputBuffer, Relay
+from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
 
@@ -56,6 +56,7 @@ class Run:
     __slots__ = (
         "calls",
         "control",
+        "flood",
         "host_loop",
         "max_calls",
         "max_concurrent",
@@ -82,14 +83,20 @@ class Run:
         self.plain_data = plain_data
         self.host_loop = host_loop
         self.relay = relay
-        self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None)
-        self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None)
+        self.flood: tuple[LimitExceeded, str] | None = None
+        self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None, self._flooded)
+        self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None, self._flooded)
         self.records: list[tuple[Any, ...]] = []
         self.calls = 0
         self.max_calls = max_calls
         self.max_concurrent = max_concurrent
         self.semaphore: asyncio.Semaphore | None = None
         self.started: list[tuple[AwaitableToolCall, concurrent.futures.Future[Any]]] = []
+
+    def _flooded(self, written: int) -> None:
+        """A stream got far more than the output cap: stop the snippet (its thread)."""
+        self.flood = output_flood(self.stdout.max_bytes, written)
+        self.control.request_stop("output")
 
     # --- records -----------------------------------------------------------------
     def _finish(self, slot: int, ok: bool, error: str | None, started: float) -> None:
