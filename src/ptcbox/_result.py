@@ -24,14 +24,17 @@ class ToolCallRecord:
         name: The tool's name in the namespace.
         arguments: The keyword arguments the tool was called with (positional arguments
             already bound to their parameter names).
-        ok: ``True`` when the tool returned, ``False`` when it raised or was refused.
-        error: The error message when ``ok`` is ``False``, else ``None``.
+        ok: ``True`` when the tool returned, ``False`` when it raised, was refused or
+            was cancelled, ``None`` when it was still running when the execution ended
+            (a sync tool, which cannot be cancelled; see
+            :mod:`ptcbox.runtimes._shared._trace`).
+        error: The error message when ``ok`` is not ``True``, else ``None``.
         duration_s: Wall-clock time the call took, in seconds.
     """
 
     name: str
     arguments: dict[str, Any]
-    ok: bool
+    ok: bool | None
     error: str | None = None
     duration_s: float = 0.0
 

@@ -25,6 +25,7 @@ from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolErro
 from ptcbox.runtimes._protocol import ToolCallCallback
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
@@ -43,7 +44,7 @@ MAX_UNSENT_REPLY_BYTES = 64 << 20
 class PendingCall:
     """One tool call in progress (host side)."""
 
-    __slots__ = ("arguments", "call_id", "index", "seconds", "spec")
+    __slots__ = ("arguments", "call_id", "index", "recorded", "seconds", "spec", "started", "task")
 
     def __init__(self, call_id: int, spec: ToolSpec, arguments: dict[str, Any], index: int):
         self.call_id = call_id
@@ -51,6 +52,9 @@ class PendingCall:
         self.arguments = arguments
         self.index = index
         self.seconds = 0.0
+        self.started = 0.0  # when it started on the loop
+        self.recorded = False
+        self.task: asyncio.Future[Any] | None = None
 
 
 class CallHandler:
@@ -74,6 +78,9 @@ class CallHandler:
     _outbox_bytes: int
     _outbox_lock: threading.Lock
     _draining: bool
+    _live: dict[int, PendingCall]  # started, not yet recorded; by trace index
+    _on_loop_calls: dict[int, PendingCall]  # admitted to the loop, by call id
+    _trace_lock: threading.Lock
 
     def _finish(self, outcome: Outcome) -> None:
         raise NotImplementedError
@@ -205,6 +212,7 @@ class CallHandler:
             self._send_later(error_frame(call_id, "TypeError", name, text))
             return None
         call = PendingCall(call_id, spec, arguments, index)
+        self._live[index] = call
         if spec.is_async or message.get("async") is True:
             if on_loop:
                 self._admit(call)
@@ -246,7 +254,20 @@ class CallHandler:
             self._record(call, ok, error)
             self._send_later(frame)
 
-    def _record(self, call: PendingCall, ok: bool, error: str | None) -> None:
+    def _record(self, call: PendingCall, ok: bool | None, error: str | None) -> None:
+        record = self._make_record(call, ok, error)
+        if record is not None and self.on_tool_call is not None and not self._stopped:
+            self._post(self._observe, self.on_tool_call, record)
+
+    def _make_record(
+        self, call: PendingCall, ok: bool | None, error: str | None
+    ) -> ToolCallRecord | None:
+        """Complete a call's trace entry once (``None`` if it was already)."""
+        with self._trace_lock:
+            if call.recorded:
+                return None
+            call.recorded = True
+            self._live.pop(call.index, None)
         record = ToolCallRecord(
             name=call.spec.name,
             arguments=jsonable_arguments(call.arguments),
@@ -255,14 +276,52 @@ class CallHandler:
             duration_s=call.seconds,
         )
         self.records[call.index] = record
-        if self.on_tool_call is not None and not self._stopped:
-            self._post(self._observe, self.on_tool_call, record)
+        return record
+
+    def _record_unfinished(self) -> None:
+        """At the end (on the loop): the calls still in flight, cancelled or not.
+
+        Async calls are cancelled; sync calls cannot be and are reported running (see
+        :mod:`ptcbox.runtimes._shared._trace`). Each record reaches ``on_tool_call``.
+        """
+        with self._trace_lock:
+            live = sorted(self._live.values(), key=lambda call: call.index)
+        for call in live:
+            task = call.task
+            if task is not None or call in self._queued:
+                record = self._make_record(call, False, CANCELLED_AT_END)
+                if task is not None:
+                    task.cancel()
+            else:
+                record = self._make_record(call, None, RUNNING_AT_END)
+            if record is not None and self.on_tool_call is not None:
+                try:
+                    self.on_tool_call(record)
+                except Exception as exc:  # the result is settled: report, do not raise
+                    self._loop.call_exception_handler(
+                        {"message": "ptcbox: on_tool_call raised", "exception": exc}
+                    )
+
+    def _on_cancel(self, message: dict[str, Any]) -> None:
+        """The snippet stopped waiting for a call (on the loop): cancel an async one."""
+        call = self._on_loop_calls.get(field(message, "id", int))
+        if call is None or self._stopped or not call.spec.is_async:
+            return  # unknown, or a sync tool: it cannot be cancelled and runs on
+        if call in self._queued:
+            self._queued.remove(call)
+        elif call.task is None:
+            return
+        if call.task is not None:
+            call.task.cancel()
+            call.seconds = time.perf_counter() - call.started
+        self._record(call, False, CANCELLED)
 
     # -- concurrent calls, on the loop ---------------------------------------------------
 
     def _admit(self, call: PendingCall) -> None:
         if self._stopped:
             return
+        self._on_loop_calls[call.call_id] = call
         if self._active < self.policy.max_concurrent_tool_calls:
             self._start(call)
         else:
@@ -270,10 +329,12 @@ class CallHandler:
 
     def _start(self, call: PendingCall) -> None:
         self._active += 1
+        call.started = time.perf_counter()
         if call.spec.is_async:
             task: asyncio.Future[Any] = self._loop.create_task(
                 self._await_value(call, call.spec.projection(**call.arguments))
             )
+            call.task = task
         else:
             task = self._loop.run_in_executor(self.executor, self._run_sync_concurrently, call)
         self._tasks.add(task)
@@ -293,6 +354,7 @@ class CallHandler:
             return
         self._active += 1
         task = self._loop.create_task(self._await_value(call, awaitable))
+        call.task = task
         self._tasks.add(task)
         task.add_done_callback(self._call_ended)
 

@@ -101,6 +101,9 @@ class HostExecution(CallHandler):
         self._outbox_bytes = 0
         self._outbox_lock = threading.Lock()
         self._draining = False
+        self._live: dict[int, PendingCall] = {}
+        self._on_loop_calls: dict[int, PendingCall] = {}
+        self._trace_lock = threading.Lock()
         self._decoder = FrameDecoder()
         self._fd = worker.sock.fileno()
         self._reading = False
@@ -154,6 +157,7 @@ class HostExecution(CallHandler):
     def _stop(self) -> None:
         self._stopped = True
         self._stop_reading()
+        self._record_unfinished()
         self._queued.clear()
         for task in list(self._tasks):
             task.cancel()
@@ -304,4 +308,10 @@ class HostExecution(CallHandler):
         if what == "done":
             check_done(message)
             return message
+        if what == "cancel":
+            if on_loop:
+                self._on_cancel(message)
+            else:
+                self._post(self._on_cancel, message)
+            return None
         raise WireProtocolError(f"unexpected message type {what[:50]!r} from the worker")

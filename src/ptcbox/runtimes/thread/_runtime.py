@@ -294,10 +294,10 @@ class ThreadRuntime:
         location: str = "",
         flood: tuple[LimitExceeded, str] | None = None,
     ) -> CodeResult:
+        records = run.build_records()  # still-running calls reach the relay too
         _close_run(run, relay)
         stdout, stderr = run.stdout.getvalue(), run.stderr.getvalue()
         truncated = run.stdout.truncated or run.stderr.truncated
-        records = run.build_records()
         duration = time.perf_counter() - started
         if flood is not None:
             limit, note = flood

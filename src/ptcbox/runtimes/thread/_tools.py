@@ -30,6 +30,7 @@ from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_note
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
+from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
 
@@ -39,7 +40,48 @@ _get_running_loop = events._get_running_loop
 _perf = time.perf_counter
 _PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
 _SCALARS = frozenset({int, float, bool, type(None)})
-_PENDING = "the call did not finish before the execution ended"
+
+
+class _SyncCall:
+    """A sync tool run in a worker thread for a call from the snippet's asyncio code.
+
+    A thread cannot be cancelled: when the snippet stops waiting, the call is
+    *abandoned* and records its own real outcome when it ends (see
+    :mod:`ptcbox.runtimes._shared._trace`).
+    """
+
+    __slots__ = ("abandoned", "lock", "outcome", "run_state", "slot", "started")
+
+    def __init__(self, run: Run, slot: int, started: float) -> None:
+        self.run_state = run
+        self.slot = slot
+        self.started = started
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.outcome: tuple[bool, str | None] | None = None
+
+    def run(self, fn: Callable[..., Any], bound: dict[str, Any]) -> Any:
+        try:
+            value = fn(**bound)
+        except BaseException as exc:
+            self._ended(False, describe_exception(exc))
+            raise
+        self._ended(True, None)
+        return value
+
+    def _ended(self, ok: bool, error: str | None) -> None:
+        with self.lock:
+            self.outcome = (ok, error)
+            late = self.abandoned
+        if late:
+            self.run_state._finish_once(self.slot, ok, error, self.started)
+
+    def abandon(self) -> None:
+        with self.lock:
+            self.abandoned = True
+            outcome = self.outcome
+        if outcome is not None:  # it had just ended: its real outcome
+            self.run_state._finish_once(self.slot, *outcome, self.started)
 
 
 class Run:
@@ -54,6 +96,7 @@ class Run:
     """
 
     __slots__ = (
+        "async_slots",
         "calls",
         "control",
         "flood",
@@ -67,6 +110,7 @@ class Run:
         "started",
         "stderr",
         "stdout",
+        "trace_lock",
     )
 
     def __init__(
@@ -84,6 +128,8 @@ class Run:
         self.host_loop = host_loop
         self.relay = relay
         self.flood: tuple[LimitExceeded, str] | None = None
+        self.trace_lock = threading.Lock()
+        self.async_slots: set[int] = set()  # calls of async tools (cancellable)
         self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None, self._flooded)
         self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None, self._flooded)
         self.records: list[tuple[Any, ...]] = []
@@ -99,12 +145,25 @@ class Run:
         self.control.request_stop("output")
 
     # --- records -----------------------------------------------------------------
-    def _finish(self, slot: int, ok: bool, error: str | None, started: float) -> None:
+    def _finish(self, slot: int, ok: bool | None, error: str | None, started: float) -> None:
         name, arguments = self.records[slot][:2]
         duration = _perf() - started
         self.records[slot] = (name, arguments, ok, error, duration)
         if self.relay is not None:
             self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration))
+
+    def _cancelled(self, slot: int, started: float) -> None:
+        """Record a pending async call as cancelled (a stop: cancelled at the end)."""
+        why = CANCELLED_AT_END if self.control.stop else CANCELLED
+        self._finish_once(slot, False, why, started)
+
+    def _finish_once(self, slot: int, ok: bool | None, error: str | None, started: float) -> None:
+        """:meth:`_finish` unless the call is recorded already (any thread)."""
+        with self.trace_lock:
+            if len(self.records[slot]) != 2:
+                return
+            self.records[slot] = (*self.records[slot], ok, error, _perf() - started)
+        self._finish(slot, ok, error, started)
 
     def _refuse(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Raise ToolCallLimitExceeded (the call count is already past the limit)."""
@@ -133,14 +192,20 @@ class Run:
         raise TypeError(message) from None
 
     def build_records(self) -> tuple[ToolCallRecord, ...]:
-        """The calls so far as records; calls still running are reported as failed."""
-        out = []
-        for entry in list(self.records):
+        """The calls so far as records, at the end of the execution.
+
+        A call still in flight is reported as the module ``_trace`` says: an async
+        tool's was cancelled by the stop (``ok=False``), a sync tool's cannot be
+        (``ok=None``); both reach the relay's ``on_tool_call`` too.
+        """
+        now = _perf()
+        for slot, entry in enumerate(list(self.records)):
             if len(entry) == 2:
-                out.append(ToolCallRecord(entry[0], entry[1], False, _PENDING, 0.0))
-            else:
-                out.append(ToolCallRecord(*entry))
-        return tuple(out)
+                if slot in self.async_slots:
+                    self._finish_once(slot, False, CANCELLED_AT_END, now)
+                else:
+                    self._finish_once(slot, None, RUNNING_AT_END, now)
+        return tuple(ToolCallRecord(*entry) for entry in list(self.records))
 
     # --- synchronous calls (the snippet's thread) ----------------------------------
     def call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -173,7 +238,7 @@ class Run:
                 result = _plain_result(spec, result)
             error = None
         except ExecutionInterrupted:
-            result, error = None, _PENDING  # the stop is raised right below
+            result, error = None, CANCELLED_AT_END  # the stop is raised right below
         except BaseException as exc:
             result, error = None, describe_exception(exc)
         duration = _perf() - started
@@ -224,7 +289,13 @@ class Run:
             bound = arguments
         future = asyncio.run_coroutine_threadsafe(self._on_host(spec, bound, slot), self.host_loop)
         control.track(future)
-        call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
+        on_cancel = None
+        if spec.is_async:
+            self.async_slots.add(slot)
+            on_cancel = functools.partial(self._cancelled, slot, _perf())
+        call = AwaitableToolCall(
+            spec.name, functools.partial(_wait_async, control, future, on_cancel)
+        )
         self.started.append((call, future))
         return call
 
@@ -265,19 +336,25 @@ class Run:
                 if spec.is_async:
                     result = spec.call(**bound)
                 else:
-                    result = await anyio.to_thread.run_sync(
-                        functools.partial(spec.call, **bound), abandon_on_cancel=True
-                    )
+                    sync = _SyncCall(self, slot, started)
+                    try:
+                        result = await anyio.to_thread.run_sync(
+                            functools.partial(sync.run, spec.call, bound), abandon_on_cancel=True
+                        )
+                    except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
+                        sync.abandon()  # it runs on: recorded when it ends (see _trace)
+                        raise
                 if inspect.isawaitable(result):
                     result = await result
                 if self.plain_data:
                     result = _plain_result(spec, result)
             except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
-                self._finish(slot, False, "CancelledError: the call was cancelled", started)
+                if spec.is_async or not sync.abandoned:
+                    self._cancelled(slot, started)
                 raise
             except BaseException as exc:
                 error = describe_exception(exc)
-            self._finish(slot, error is None, error, started)
+            self._finish_once(slot, error is None, error, started)
             if error is not None:
                 raise ToolError(spec.name, error)
             return result
@@ -302,11 +379,21 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
 
 
 def _wait_async(
-    control: Control, future: concurrent.futures.Future[Any]
+    control: Control,
+    future: concurrent.futures.Future[Any],
+    cancelled: Callable[[], None] | None = None,
 ) -> Generator[Any, None, Any]:
-    """What awaiting an :class:`AwaitableToolCall` of this runtime runs."""
+    """What awaiting an :class:`AwaitableToolCall` of this runtime runs.
+
+    ``cancelled`` records an async tool's call as cancelled when the snippet cancels
+    the wait (the host's coroutine is cancelled with it, see ``_trace``).
+    """
     try:
         return (yield from asyncio.wrap_future(future))
+    except asyncio.CancelledError:
+        if cancelled is not None:
+            cancelled()
+        raise
     finally:
         control.untrack(future)
 
