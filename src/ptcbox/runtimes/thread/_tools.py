@@ -18,12 +18,11 @@ import math
 import threading
 import time
 from asyncio import events
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.to_thread
 
-from ptcbox._jsonable import to_jsonable
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, ToolError
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
@@ -31,7 +30,7 @@ from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
 from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
-from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
+from ptcbox.runtimes.thread._calls import SyncCall, plain_result, tool_error_text, wait_async
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
 
 __all__ = ["Route", "Run", "current", "make_tool", "tool_callables"]
@@ -40,48 +39,6 @@ _get_running_loop = events._get_running_loop
 _perf = time.perf_counter
 _PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
 _SCALARS = frozenset({int, float, bool, type(None)})
-
-
-class _SyncCall:
-    """A sync tool run in a worker thread for a call from the snippet's asyncio code.
-
-    A thread cannot be cancelled: when the snippet stops waiting, the call is
-    *abandoned* and records its own real outcome when it ends (see
-    :mod:`ptcbox.runtimes._shared._trace`).
-    """
-
-    __slots__ = ("abandoned", "lock", "outcome", "run_state", "slot", "started")
-
-    def __init__(self, run: Run, slot: int, started: float) -> None:
-        self.run_state = run
-        self.slot = slot
-        self.started = started
-        self.lock = threading.Lock()
-        self.abandoned = False
-        self.outcome: tuple[bool, str | None] | None = None
-
-    def run(self, fn: Callable[..., Any], bound: dict[str, Any]) -> Any:
-        try:
-            value = fn(**bound)
-        except BaseException as exc:
-            self._ended(False, describe_exception(exc))
-            raise
-        self._ended(True, None)
-        return value
-
-    def _ended(self, ok: bool, error: str | None) -> None:
-        with self.lock:
-            self.outcome = (ok, error)
-            late = self.abandoned
-        if late:
-            self.run_state._finish_once(self.slot, ok, error, self.started)
-
-    def abandon(self) -> None:
-        with self.lock:
-            self.abandoned = True
-            outcome = self.outcome
-        if outcome is not None:  # it had just ended: its real outcome
-            self.run_state._finish_once(self.slot, *outcome, self.started)
 
 
 class Run:
@@ -235,7 +192,7 @@ class Run:
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
-                result = _plain_result(spec, result)
+                result = plain_result(spec, result)
             error = None
         except ExecutionInterrupted:
             result, error = None, CANCELLED_AT_END  # the stop is raised right below
@@ -294,7 +251,7 @@ class Run:
             self.async_slots.add(slot)
             on_cancel = functools.partial(self._cancelled, slot, _perf())
         call = AwaitableToolCall(
-            spec.name, functools.partial(_wait_async, control, future, on_cancel)
+            spec.name, functools.partial(wait_async, control, future, on_cancel)
         )
         self.started.append((call, future))
         return call
@@ -322,7 +279,7 @@ class Run:
                 notes.append((call._ptc_name, "the call was cancelled"))
                 continue
             exc = future.exception()
-            notes.append((call._ptc_name, None if exc is None else _tool_error_text(exc)))
+            notes.append((call._ptc_name, None if exc is None else tool_error_text(exc)))
         if notes:
             self.stderr.write(unawaited_notes(notes))
 
@@ -336,7 +293,7 @@ class Run:
                 if spec.is_async:
                     result = spec.call(**bound)
                 else:
-                    sync = _SyncCall(self, slot, started)
+                    sync = SyncCall(self._finish_once, slot, started)
                     try:
                         result = await anyio.to_thread.run_sync(
                             functools.partial(sync.run, spec.call, bound), abandon_on_cancel=True
@@ -347,7 +304,7 @@ class Run:
                 if inspect.isawaitable(result):
                     result = await result
                 if self.plain_data:
-                    result = _plain_result(spec, result)
+                    result = plain_result(spec, result)
             except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
                 if spec.is_async or not sync.abandoned:
                     self._cancelled(slot, started)
@@ -376,41 +333,6 @@ class Run:
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
-
-
-def _wait_async(
-    control: Control,
-    future: concurrent.futures.Future[Any],
-    cancelled: Callable[[], None] | None = None,
-) -> Generator[Any, None, Any]:
-    """What awaiting an :class:`AwaitableToolCall` of this runtime runs.
-
-    ``cancelled`` records an async tool's call as cancelled when the snippet cancels
-    the wait (the host's coroutine is cancelled with it, see ``_trace``).
-    """
-    try:
-        return (yield from asyncio.wrap_future(future))
-    except asyncio.CancelledError:
-        if cancelled is not None:
-            cancelled()
-        raise
-    finally:
-        control.untrack(future)
-
-
-def _plain_result(spec: ToolSpec, result: Any) -> Any:
-    """A tool result as a plain-data copy; raises if over the size limit."""
-    if type(result) not in _SCALARS:
-        over = json_size_over(result, MAX_TOOL_DATA_BYTES)
-        if over:
-            raise result_size_error(spec.name, over)
-    return to_jsonable(result)
-
-
-def _tool_error_text(exc: BaseException) -> str:
-    if isinstance(exc, ToolError):
-        return exc.message
-    return describe_exception(exc)
 
 
 class _Sink:
