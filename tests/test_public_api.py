@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 INTERNAL_MODULES: dict[str, str] = {
     "ptcbox._jsonable": "conversion helpers shared by the runtimes; not part of the API",
     "ptcbox._loop": "the private event loop thread behind execute(); not part of the API",
+    "ptcbox._render": "the layout behind CodeResult.render(); not part of the API",
 }
 """Private modules whose ``__all__`` is for sibling modules, with the reason."""
 
