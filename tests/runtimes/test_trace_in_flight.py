@@ -120,3 +120,26 @@ async def test_an_async_call_running_at_a_timeout_is_cancelled(make_runtime: Any
             break
         await asyncio.sleep(0.02)
     assert ("cancelled", 7) in tools.events
+
+
+async def test_the_trace_keeps_a_summary_and_the_observer_the_full_arguments(
+    runtime: Any,
+) -> None:
+    """Issue 13: records held every argument in full (2.6 GB of host memory in 30 s)."""
+
+    def store(blob: str, rows: list[int]) -> int:
+        return len(blob) + len(rows)
+
+    seen: list[ToolCallRecord] = []
+    code = "for _ in range(3):\n    store(blob='x' * 2_000_000, rows=list(range(100_000)))"
+    tools = {"store": DirectProjection("store", store)}
+    result = await runtime.execute(code, tools, on_tool_call=seen.append)
+    assert result.ok, result.error
+    assert len(result.tool_calls) == 3 and len(seen) == 3
+    for record in result.tool_calls:
+        kept, note = record.arguments["blob"].split("…")
+        assert note == f"[+{2_000_000 - len(kept)} chars]"
+        assert record.arguments["rows"][-1] == "…[+99992 items]"
+        assert len(str(record.arguments)) < 8192
+    assert len(seen[0].arguments["blob"]) == 2_000_000
+    assert seen[0].arguments["rows"] == list(range(100_000))

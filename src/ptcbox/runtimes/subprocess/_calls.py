@@ -25,6 +25,7 @@ from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolErro
 from ptcbox.runtimes._protocol import ToolCallCallback
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._summary import summarize_arguments
 from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
@@ -262,20 +263,26 @@ class CallHandler:
     def _make_record(
         self, call: PendingCall, ok: bool | None, error: str | None
     ) -> ToolCallRecord | None:
-        """Complete a call's trace entry once (``None`` if it was already)."""
+        """Complete a call's trace entry once (``None`` if it was already).
+
+        The trace keeps a size-bounded summary of the arguments; the record returned
+        (for ``on_tool_call``) has them in full.
+        """
         with self._trace_lock:
             if call.recorded:
                 return None
             call.recorded = True
             self._live.pop(call.index, None)
-        record = ToolCallRecord(
-            name=call.spec.name,
-            arguments=jsonable_arguments(call.arguments),
-            ok=ok,
-            error=error,
-            duration_s=call.seconds,
-        )
-        self.records[call.index] = record
+        arguments = jsonable_arguments(call.arguments)
+        record = ToolCallRecord(call.spec.name, arguments, ok, error, call.seconds)
+        summary = summarize_arguments(arguments)
+        if summary is not arguments:
+            self.records[call.index] = ToolCallRecord(
+                call.spec.name, summary, ok, error, call.seconds
+            )
+        else:
+            self.records[call.index] = record
+        call.arguments = {}  # the full data is not kept past the call
         return record
 
     def _record_unfinished(self) -> None:

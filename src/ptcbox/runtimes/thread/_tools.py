@@ -29,6 +29,7 @@ from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_note
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
+from ptcbox.runtimes._shared._summary import summarize_arguments
 from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes.thread._calls import SyncCall, plain_result, tool_error_text, wait_async
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
@@ -105,7 +106,7 @@ class Run:
     def _finish(self, slot: int, ok: bool | None, error: str | None, started: float) -> None:
         name, arguments = self.records[slot][:2]
         duration = _perf() - started
-        self.records[slot] = (name, arguments, ok, error, duration)
+        self.records[slot] = (name, summarize_arguments(arguments), ok, error, duration)
         if self.relay is not None:
             self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration))
 
@@ -200,7 +201,7 @@ class Run:
             result, error = None, describe_exception(exc)
         duration = _perf() - started
         ok = error is None
-        records[slot] = (spec.name, arguments, ok, error, duration)
+        records[slot] = (spec.name, summarize_arguments(arguments), ok, error, duration)
         if self.relay is not None:
             self.relay.tool_call(ToolCallRecord(spec.name, arguments, ok, error, duration))
         control.state = SNIPPET
