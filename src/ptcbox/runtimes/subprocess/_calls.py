@@ -32,7 +32,7 @@ from ptcbox.runtimes._wire import encode_message, field, reply_frame
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["CallHandler", "PendingCall", "check_done", "set_done"]
+__all__ = ["CallHandler", "PendingCall", "set_done"]
 
 Outcome = tuple[str, Any]
 _SCALARS = frozenset({int, float, bool, type(None)})
@@ -395,15 +395,6 @@ def raw_arguments(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
 def set_done(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
-
-
-def check_done(message: dict[str, Any]) -> None:
-    error = message.get("error")
-    error_type = message.get("error_type")
-    if not isinstance(error, str | None) or not isinstance(error_type, str | None):
-        raise WireProtocolError("malformed 'done' message: error fields are not text")
-    if not isinstance(message.get("truncated"), bool):
-        raise WireProtocolError("malformed 'done' message: 'truncated' is not a bool")
 
 
 def error_frame(call_id: int, kind: str, tool: str, message: str) -> bytes:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import threading
 from collections import deque
@@ -36,7 +37,8 @@ from ptcbox.runtimes._wire import (
     SpinningReceiver,
     parse_message,
 )
-from ptcbox.runtimes.subprocess._calls import CallHandler, PendingCall, check_done, set_done
+from ptcbox.runtimes.subprocess._calls import CallHandler, PendingCall, set_done
+from ptcbox.runtimes.subprocess._checks import check_done, done_bytes_limit
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.sandbox import SandboxPolicy
@@ -48,6 +50,7 @@ _DRAIN_S = 0.25
 _START_SPIN_S = 0.003  # a warm worker's first call comes within ~1 ms of the run frame
 _EXIT_REPORT_S = 2.0
 _ERROR_TYPE_CHARS = 100
+_CALL_PREFIX = re.compile(rb'\{"t": ?"call"')
 
 Outcome = tuple[str, Any]
 """``("done", message)``, ``("timeout", None)``, ``("eof", None)``,
@@ -66,6 +69,9 @@ class HostExecution(CallHandler):
         executor: Where sync tools called concurrently (from asyncio code) run.
         on_tool_call: Observer of finished tool calls (run on the loop).
         on_output: Observer of output chunks (run on the loop).
+        nonce: The execute's nonce (sessions), sent in an ``id`` message before
+            ``run``; a ``done`` must carry it, so a session worker cannot queue a
+            ``done`` during one execute that would answer the next.
     """
 
     def __init__(  # noqa: PLR0917
@@ -77,8 +83,10 @@ class HostExecution(CallHandler):
         executor: Executor,
         on_tool_call: ToolCallCallback | None,
         on_output: OutputCallback | None,
+        nonce: str | None = None,
     ) -> None:
         self.worker = worker
+        self.nonce = nonce
         self.specs = specs
         self.policy = policy
         self.threads = threads
@@ -105,6 +113,7 @@ class HostExecution(CallHandler):
         self._on_loop_calls: dict[int, PendingCall] = {}
         self._trace_lock = threading.Lock()
         self._decoder = FrameDecoder()
+        self._large = done_bytes_limit(policy.max_output_bytes)
         self._fd = worker.sock.fileno()
         self._reading = False
 
@@ -301,12 +310,16 @@ class HostExecution(CallHandler):
                 else:
                     self._post(self._observe, self.on_output, stream, text)
             return None
+        if len(payload) > self._large and not _CALL_PREFIX.match(payload):
+            raise WireProtocolError(  # only a call may be large: refused before decoding
+                f"a {len(payload):,}-byte message that is not a tool call from the worker"
+            )
         message = parse_message(kind, payload)
         what = message["t"]
         if what == "call":
             return None if self._stopped else self._on_call(message, on_loop)
         if what == "done":
-            check_done(message)
+            check_done(message, self.nonce, self.policy.max_output_bytes)
             return message
         if what == "cancel":
             if on_loop:

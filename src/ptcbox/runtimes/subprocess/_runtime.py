@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import secrets
 import signal
 import sys
 import time
@@ -293,7 +294,7 @@ class SubprocessRuntime:
             key = (code, session, *specs, *map(id, specs.values()))
             hit = self._frames.get(key)
             if hit is not None and all(a is b for a, b in zip(hit[2], specs.values(), strict=True)):
-                return _Prepared(hit[0], specs, seconds, hit[1])
+                return _Prepared(hit[0], specs, seconds, hit[1], session)
         message = {
             "t": "run",
             "code": code,
@@ -313,7 +314,7 @@ class SubprocessRuntime:
             if len(self._frames) >= _FRAME_CACHE_SIZE:
                 del self._frames[next(iter(self._frames))]
             self._frames[key] = (frame, names_sync_tool, tuple(specs.values()))
-        return _Prepared(frame, specs, seconds, names_sync_tool)
+        return _Prepared(frame, specs, seconds, names_sync_tool, session)
 
     async def _run(
         self,
@@ -324,6 +325,10 @@ class SubprocessRuntime:
     ) -> tuple[Outcome, CodeResult]:
         started = time.perf_counter()
         seconds = prepared.seconds
+        frame, nonce = prepared.frame, None
+        if prepared.session:  # replies must answer this execute: see HostExecution
+            nonce = secrets.token_hex(8)
+            frame = encode_message({"t": "id", "n": nonce}) + frame
         execution = HostExecution(
             worker,
             prepared.specs,
@@ -332,10 +337,11 @@ class SubprocessRuntime:
             self._executor,
             on_tool_call,
             on_output,
+            nonce,
         )
         # a channel thread polling from the start needs a CPU the worker does not use
         thread_reads = prepared.names_sync_tool and self._pool.busy < _CPUS
-        outcome = await execution.run(prepared.frame, seconds, thread_reads=thread_reads)
+        outcome = await execution.run(frame, seconds, thread_reads=thread_reads)
         if outcome[0] == "observer":
             raise outcome[1]
         if outcome[0] == "eof" and self._closed:
@@ -360,6 +366,7 @@ class _Prepared(NamedTuple):
     specs: dict[str, ToolSpec]
     seconds: float
     names_sync_tool: bool
+    session: bool = False
 
 
 def _doc(spec: ToolSpec) -> str | None:

@@ -277,6 +277,10 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
     while True:
         try:
             message = channel.receive()
+            nonce = None
+            if message["t"] == "id":  # a session's execute: its done answers with it
+                nonce = message.get("n")
+                message = channel.receive()
         except (EOFError, OSError):
             return 0
         except WireProtocolError:
@@ -284,6 +288,8 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
         if message["t"] != "run":
             return _EXIT_PROTOCOL
         done = _run(message, channel, gate, state)
+        if isinstance(nonce, str):
+            done["n"] = nonce
         try:
             channel.send(done, orjson_safe=_orjson_safe(done))
         except (WireProtocolError, MemoryError) as exc:
