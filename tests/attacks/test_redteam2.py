@@ -516,6 +516,7 @@ async def test_closing_the_runtime_mid_execution_is_clean() -> None:
 async def test_worker_killed_mid_tool_call_is_a_crash_result() -> None:
     rt = SubprocessRuntime(min_idle=1)
     try:
+        await rt.start()  # the template is up: at 0.6 s the worker is inside slow()
         task = asyncio.create_task(
             rt.execute("import time\nslow(seconds=1)\nprint('after')", SLOW_TOOLS, timeout=30)
         )

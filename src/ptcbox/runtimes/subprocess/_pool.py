@@ -364,9 +364,13 @@ class WorkerPool:
         """Execution slots in use."""
         return self._slots.busy
 
-    def slot(self) -> contextlib.AbstractAsyncContextManager[None]:
-        """Hold one of ``max_workers`` execution slots for the ``async with`` block."""
-        return self._slots.hold(self._bind())
+    def slot(self, wait: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold one of ``max_workers`` execution slots for the ``async with`` block.
+
+        Raises:
+            TimeoutError: No slot was free within ``wait`` seconds (``None``: no bound).
+        """
+        return self._slots.hold(self._bind(), wait)
 
     # -- shutdown ------------------------------------------------------------------------
 

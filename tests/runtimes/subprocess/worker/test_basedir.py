@@ -54,7 +54,7 @@ def test_a_real_dead_base_is_removed_and_a_locked_one_kept(tmp_path: Path) -> No
         assert not os.path.exists(dead) and os.path.isdir(live)
     finally:
         os.close(fd)
-    assert os.stat(parent_dir(str(tmp_path))).st_mode & 0o777 == 0o700
+    assert os.stat(parent_dir(str(tmp_path))).st_mode & 0o777 == 0o711
 
 
 def test_a_young_base_is_kept(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ removed (:func:`sweep_dead_bases`). The proof of ownership, checked without foll
 symbolic link anywhere (``O_NOFOLLOW``, ``dir_fd``-relative calls, ``lstat``/``fstat``):
 
 - the parent is a real directory (not a symlink), owned by this user, mode exactly
-  ``0700``, holding the file :data:`PARENT_MARKER` whose content names the parent's own
+  ``0711`` (or ``0700``: others may pass through to a worker's own directory, never
+  list or write), holding the file :data:`PARENT_MARKER` whose content names the parent's own
   device and inode number (written by ptcbox right after it made the directory);
 - a base directory is a real directory directly inside that parent, named
   ``ptcbox-*``, owned by this user, holding the file :data:`BASE_MARKER` that names
@@ -110,10 +111,11 @@ def _open_parent(path: str, *, create: bool) -> int | None:
         if info.st_uid != os.geteuid():
             raise OSError("another user's directory")
         if made:
-            os.fchmod(fd, 0o700)  # whatever the umask did
+            os.fchmod(fd, 0o711)  # whatever the umask did
             _write_marker(fd, PARENT_MARKER, "parent")
             info = os.fstat(fd)
-        if stat.S_IMODE(info.st_mode) != 0o700 or not _has_marker(fd, PARENT_MARKER, "parent"):
+        mode = stat.S_IMODE(info.st_mode)
+        if mode not in (0o700, 0o711) or not _has_marker(fd, PARENT_MARKER, "parent"):
             raise OSError("not a ptcbox parent directory")
     except OSError:
         os.close(fd)
@@ -138,6 +140,7 @@ def make_base(root: str | None = None) -> str:
         base = tempfile.mkdtemp(prefix=BASE_PREFIX, dir=parent)
         fd = os.open(os.path.basename(base), _DIR_FLAGS, dir_fd=parent_fd)
         try:
+            os.fchmod(fd, 0o711)  # a worker that gave up root passes through to its own
             _write_marker(fd, BASE_MARKER, "base")
         finally:
             os.close(fd)

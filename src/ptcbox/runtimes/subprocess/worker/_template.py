@@ -221,13 +221,13 @@ def main(argv: list[str]) -> None:
     try:
         _warm_up()
         prepare_walls()
-        netns = config.network or _probe_network_namespace()
+        netns = not config.network and _probe_network_namespace()
         gc.collect()
         gc.freeze()
         signal.set_wakeup_fd(template.wake_w)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
         template.send({"t": "ready", "pid": template.pid, "netns": netns, "base": template.base})
-        if netns:
+        if netns or config.network or config.network_optional:
             template.serve()
     finally:
         template.shutdown()
