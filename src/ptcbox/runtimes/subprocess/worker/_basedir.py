@@ -2,7 +2,9 @@
 
 Every template makes one *base directory* for its workers' working directories. The
 base directories live in a per-user *parent directory* of ptcbox's own,
-``<tmp>/ptcbox-u<euid>.d``, and only directories that ptcbox provably made are ever
+``<tmp>/ptcbox_u<euid>.d`` (not ``ptcbox-*``: the sweep of ptcbox versions before
+this one removed every unlocked ``ptcbox-*`` directory of the temporary directory,
+and would remove this one with the live base directories in it), and only directories that ptcbox provably made are ever
 removed (:func:`sweep_dead_bases`). The proof of ownership, checked without following a
 symbolic link anywhere (``O_NOFOLLOW``, ``dir_fd``-relative calls, ``lstat``/``fstat``):
 
@@ -56,7 +58,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 def parent_dir(root: str | None = None) -> str:
     """The path of this user's parent directory under ``root`` (default: the tmp dir)."""
-    return os.path.join(root or tempfile.gettempdir(), f"ptcbox-u{os.geteuid()}.d")
+    return os.path.join(root or tempfile.gettempdir(), f"ptcbox_u{os.geteuid()}.d")
 
 
 def _marker_text(kind: str, info: os.stat_result) -> bytes:
