@@ -55,27 +55,55 @@ FORGED = FIND_SOCKET + textwrap.dedent("""
               "truncated": False}
 """)
 NOW = FORGED + "os.write(fd, message(forged))\nimport time\ntime.sleep(30)\n"
-LATER = FORGED + textwrap.dedent("""
-    import threading, time
-    def later():
-        time.sleep(0.3)  # after this execute's own 'done': queued for the next one
-        os.write(fd, message(forged))
-    threading.Thread(target=later, daemon=True).start()
-    "first"
-""")
 
 
 async def test_a_session_worker_cannot_answer_the_next_execute_in_advance() -> None:
+    """A session's every 'done' must carry the nonce of its execute, sent in an 'id'
+    message just before 'run': a 'done' the worker queued earlier (it cannot know the
+    next nonce) is refused like this one, which carries none. (Queuing from a thread
+    after the real 'done' is walled off too: workers cannot start threads, with
+    RLIMIT_NPROC=0 as an unprivileged user.)"""
     async with SubprocessRuntime(POLICY) as runtime:
         control = await runtime.execute(NOW, TOOLS)
         assert control.value == "FORGED"  # control: outside a session no nonce is asked
         async with runtime.session() as session:
-            first = await session.execute(LATER, TOOLS)
-            assert first.ok and first.value == "first", first.error
-            second = await session.execute("import time\ntime.sleep(1)\n'honest'", TOOLS)
-            assert second.value != "FORGED"
-            assert second.error_type == "WireProtocolError", second
-            assert "does not answer this execution (wrong or missing nonce)" in (second.error or "")
-        async with runtime.session() as session:  # a forged 'done' in the same execute
-            now = await session.execute(NOW, TOOLS)
-            assert now.error_type == "WireProtocolError" and now.value is None
+            honest = await session.execute("n = 41\nn + 1", TOOLS)
+            assert honest.ok and honest.value == 42, honest.error  # a real 'done' passes
+            forged = await session.execute(NOW, TOOLS)
+            assert forged.value is None and forged.error_type == "WireProtocolError"
+            assert forged.error == (
+                "WireProtocolError: a 'done' message that does not answer this execution "
+                "(wrong or missing nonce)"
+            )
+
+
+HOLD = """
+import asyncio
+async def main():
+    blob = "x" * 1_000_000
+    await asyncio.gather(*(slow_echo(data=blob) for _ in range(12)))
+await main()
+"""
+
+
+async def test_host_memory_held_for_one_execution_is_capped() -> None:
+    """Item 1: 12 concurrent calls with 1 MB each held by the host; a 5 MB budget ends
+    the execution with LimitExceeded (control: the default 256 MiB budget runs it)."""
+    import asyncio as aio
+
+    async def slow_echo(data: str) -> int:
+        await aio.sleep(0.5)
+        return len(data)
+
+    tools = {"slow_echo": DirectProjection("slow_echo", slow_echo)}
+    async with SubprocessRuntime() as runtime:
+        control = await runtime.execute(HOLD, tools, timeout=30)
+        assert control.ok, control.error
+    small = SandboxPolicy(max_host_memory_bytes=5_000_000)
+    async with SubprocessRuntime(small) as runtime:
+        capped = await runtime.execute(HOLD, tools, timeout=30)
+    assert capped.error_type == "LimitExceeded", capped.error
+    assert (capped.error or "").startswith("LimitExceeded: max_host_memory_bytes exceeded: "), (
+        capped.error
+    )
+    assert "> limit 5,000,000 bytes (tool-call arguments in progress" in (capped.error or "")

@@ -24,11 +24,11 @@ from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._protocol import ToolCallCallback
 from ptcbox.runtimes._shared._error_text import describe_exception
-from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
-from ptcbox.runtimes._shared._summary import summarize_arguments
-from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
+from ptcbox.runtimes._shared._host import ToolSpec
+from ptcbox.runtimes._shared._output import OutputBuffer
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
+from ptcbox.runtimes.subprocess._calltrace import CallTrace, PendingCall
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
@@ -42,23 +42,7 @@ MAX_UNSENT_REPLY_BYTES = 64 << 20
 """Tool replies waiting for the worker to read them, in bytes, before the execution ends."""
 
 
-class PendingCall:
-    """One tool call in progress (host side)."""
-
-    __slots__ = ("arguments", "call_id", "index", "recorded", "seconds", "spec", "started", "task")
-
-    def __init__(self, call_id: int, spec: ToolSpec, arguments: dict[str, Any], index: int):
-        self.call_id = call_id
-        self.spec = spec
-        self.arguments = arguments
-        self.index = index
-        self.seconds = 0.0
-        self.started = 0.0  # when it started on the loop
-        self.recorded = False
-        self.task: asyncio.Future[Any] | None = None
-
-
-class CallHandler:
+class CallHandler(CallTrace):
     """Tool-call handling shared by the loop and the channel thread of an execution."""
 
     worker: WorkerHandle
@@ -82,6 +66,10 @@ class CallHandler:
     _live: dict[int, PendingCall]  # started, not yet recorded; by trace index
     _on_loop_calls: dict[int, PendingCall]  # admitted to the loop, by call id
     _trace_lock: threading.Lock
+    _held: int  # wire bytes of the arguments of calls in progress
+    _frame_bytes: int  # the size of the call frame being handled
+    stdout: OutputBuffer
+    stderr: OutputBuffer
 
     def _finish(self, outcome: Outcome) -> None:
         raise NotImplementedError
@@ -214,6 +202,8 @@ class CallHandler:
             return None
         call = PendingCall(call_id, spec, arguments, index)
         self._live[index] = call
+        if not self._hold(call, on_loop):
+            return None
         if spec.is_async or message.get("async") is True:
             if on_loop:
                 self._admit(call)
@@ -254,76 +244,6 @@ class CallHandler:
         else:
             self._record(call, ok, error)
             self._send_later(frame)
-
-    def _record(self, call: PendingCall, ok: bool | None, error: str | None) -> None:
-        record = self._make_record(call, ok, error)
-        if record is not None and self.on_tool_call is not None and not self._stopped:
-            self._post(self._observe, self.on_tool_call, record)
-
-    def _make_record(
-        self, call: PendingCall, ok: bool | None, error: str | None
-    ) -> ToolCallRecord | None:
-        """Complete a call's trace entry once (``None`` if it was already).
-
-        The trace keeps a size-bounded summary of the arguments; the record returned
-        (for ``on_tool_call``) has them in full.
-        """
-        with self._trace_lock:
-            if call.recorded:
-                return None
-            call.recorded = True
-            self._live.pop(call.index, None)
-        arguments = jsonable_arguments(call.arguments)
-        record = ToolCallRecord(call.spec.name, arguments, ok, error, call.seconds)
-        summary = summarize_arguments(arguments)
-        if summary is not arguments:
-            self.records[call.index] = ToolCallRecord(
-                call.spec.name, summary, ok, error, call.seconds
-            )
-        else:
-            self.records[call.index] = record
-        call.arguments = {}  # the full data is not kept past the call
-        return record
-
-    def _record_unfinished(self) -> None:
-        """At the end (on the loop): the calls still in flight, cancelled or not.
-
-        Async calls are cancelled; sync calls cannot be and are reported running (see
-        :mod:`ptcbox.runtimes._shared._trace`). Each record reaches ``on_tool_call``.
-        """
-        with self._trace_lock:
-            live = sorted(self._live.values(), key=lambda call: call.index)
-        for call in live:
-            task = call.task
-            if task is not None or call in self._queued:
-                record = self._make_record(call, False, CANCELLED_AT_END)
-                if task is not None:
-                    task.cancel()
-            else:
-                record = self._make_record(call, None, RUNNING_AT_END)
-            if record is not None and self.on_tool_call is not None:
-                try:
-                    self.on_tool_call(record)
-                except Exception as exc:  # the result is settled: report, do not raise
-                    self._loop.call_exception_handler(
-                        {"message": "ptcbox: on_tool_call raised", "exception": exc}
-                    )
-
-    def _on_cancel(self, message: dict[str, Any]) -> None:
-        """The snippet stopped waiting for a call (on the loop): cancel an async one."""
-        call = self._on_loop_calls.get(field(message, "id", int))
-        if call is None or self._stopped or not call.spec.is_async:
-            return  # unknown, or a sync tool: it cannot be cancelled and runs on
-        if call in self._queued:
-            self._queued.remove(call)
-        elif call.task is None:
-            return
-        if call.task is not None:
-            call.task.cancel()
-            call.seconds = time.perf_counter() - call.started
-        self._record(call, False, CANCELLED)
-
-    # -- concurrent calls, on the loop ---------------------------------------------------
 
     def _admit(self, call: PendingCall) -> None:
         if self._stopped:

@@ -37,7 +37,8 @@ from ptcbox.runtimes._wire import (
     SpinningReceiver,
     parse_message,
 )
-from ptcbox.runtimes.subprocess._calls import CallHandler, PendingCall, set_done
+from ptcbox.runtimes.subprocess._calls import CallHandler, set_done
+from ptcbox.runtimes.subprocess._calltrace import PendingCall
 from ptcbox.runtimes.subprocess._checks import check_done, done_bytes_limit
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
@@ -112,6 +113,8 @@ class HostExecution(CallHandler):
         self._live: dict[int, PendingCall] = {}
         self._on_loop_calls: dict[int, PendingCall] = {}
         self._trace_lock = threading.Lock()
+        self._held = 0
+        self._frame_bytes = 0
         self._decoder = FrameDecoder()
         self._large = done_bytes_limit(policy.max_output_bytes)
         self._fd = worker.sock.fileno()
@@ -315,6 +318,7 @@ class HostExecution(CallHandler):
                 f"a {len(payload):,}-byte message that is not a tool call from the worker"
             )
         message = parse_message(kind, payload)
+        self._frame_bytes = len(payload)
         what = message["t"]
         if what == "call":
             return None if self._stopped else self._on_call(message, on_loop)

@@ -4,9 +4,10 @@ Every template makes one *base directory* for its workers' working directories. 
 base directories live in a per-user *parent directory* of ptcbox's own,
 ``<tmp>/ptcbox_u<euid>.d`` (not ``ptcbox-*``: the sweep of ptcbox versions before
 this one removed every unlocked ``ptcbox-*`` directory of the temporary directory,
-and would remove this one with the live base directories in it), and only directories that ptcbox provably made are ever
-removed (:func:`sweep_dead_bases`). The proof of ownership, checked without following a
-symbolic link anywhere (``O_NOFOLLOW``, ``dir_fd``-relative calls, ``lstat``/``fstat``):
+and would remove this one with the live base directories in it), and only directories
+that ptcbox provably made are ever removed (:func:`sweep_dead_bases`). The proof of
+ownership, checked without following a symbolic link anywhere (``O_NOFOLLOW``,
+``dir_fd``-relative calls, ``lstat``/``fstat``):
 
 - the parent is a real directory (not a symlink), owned by this user, mode exactly
   ``0711`` (or ``0700``: others may pass through to a worker's own directory, never
