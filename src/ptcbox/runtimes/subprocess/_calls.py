@@ -28,7 +28,7 @@ from ptcbox.runtimes._shared._host import ToolSpec
 from ptcbox.runtimes._shared._output import OutputBuffer
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
-from ptcbox.runtimes.subprocess._calltrace import CallTrace, PendingCall
+from ptcbox.runtimes.subprocess._calltrace import UNCOUNTED_BYTES, CallTrace, PendingCall
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
@@ -202,7 +202,7 @@ class CallHandler(CallTrace):
             return None
         call = PendingCall(call_id, spec, arguments, index)
         self._live[index] = call
-        if not self._hold(call, on_loop):
+        if self._frame_bytes >= UNCOUNTED_BYTES and not self._hold(call, on_loop):
             return None
         if spec.is_async or message.get("async") is True:
             if on_loop:

@@ -28,9 +28,11 @@ from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_
 from ptcbox.runtimes._wire import field
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["CallTrace", "PendingCall"]
+__all__ = ["UNCOUNTED_BYTES", "CallTrace", "PendingCall"]
 
 Outcome = tuple[str, Any]
+UNCOUNTED_BYTES = 4096
+"""Call frames smaller than this are not counted (bounded by ``max_tool_calls`` x 4 KiB)."""
 
 
 class PendingCall:
@@ -124,9 +126,12 @@ class CallTrace:
         Over the budget the execution ends with ``LimitExceeded`` (the call is
         recorded as refused).
         """
+        size = self._frame_bytes
+        if size < UNCOUNTED_BYTES:  # the usual call: bounded by max_tool_calls instead
+            return True
         with self._trace_lock:
-            call.held = self._frame_bytes
-            self._held += call.held
+            call.held = size
+            self._held += size
             held = self._held
         limit = self.policy.max_host_memory_bytes
         output = min(self.stdout.total_bytes, self.stdout.max_bytes)
