@@ -375,3 +375,18 @@ async def test_template_directory_is_removed_when_the_template_is_killed() -> No
         async with SubprocessRuntime() as other:
             await other.start()
             assert os.path.isdir(live)  # locked by a living template: kept
+
+
+async def test_each_runtime_has_its_own_hash_seed() -> None:
+    """Issue 13, item 10: workers of one template share its hash seed (they are forks;
+    not re-randomised, see the README's security notes), another runtime's template is a
+    fresh interpreter with its own."""
+    code = "[hash('abc'), hash('abd')]"
+    async with SubprocessRuntime() as one, SubprocessRuntime() as two:
+        first, again = (
+            (await one.execute(code, TOOLS)).value,
+            (await one.execute(code, TOOLS)).value,
+        )
+        other = (await two.execute(code, TOOLS)).value
+    assert first == again  # the same template
+    assert first != other
