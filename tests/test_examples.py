@@ -47,7 +47,7 @@ def test_basic() -> None:
     assert "7 tool calls, failed: ['get_stock']" in out
     assert "return code: 1 error type: ZeroDivisionError" in out
     model_view = out.split("what a model sees:\n", 1)[1]
-    assert model_view.startswith("[error: ZeroDivisionError]")
+    assert model_view.startswith("[error: ZeroDivisionError]\n```\n")
     assert "division by zero" in model_view
 
 

@@ -246,6 +246,7 @@ def test_aexecute_subprocess_with_a_policy_leaves_no_process_behind(
     )
     assert result.stdout == "2\n"
     assert len(created) == 1
+    facade._LOOP.shutdown()  # the policy's runtime is cached until exit (or evicted)
     assert not _settle(before)
     with pytest.raises(RuntimeClosedError):
         asyncio.run(created[0].execute("print(1)", {}))
@@ -265,22 +266,41 @@ def test_aexecute_shares_the_default_runtime_across_event_loops(created: list[An
 # --- runtime lifetime -------------------------------------------------------------------
 
 
-def test_aexecute_with_a_policy_closes_the_runtime_it_created(created: list[Any]) -> None:
+def test_aexecute_with_a_policy_reuses_one_runtime_per_policy(created: list[Any]) -> None:
     from ptcbox.sandbox import SandboxPolicy
 
-    result = asyncio.run(aexecute("print(1)", policy=SandboxPolicy.strict()))
-    assert result.ok and len(created) == 1
-    with pytest.raises(RuntimeClosedError):
-        asyncio.run(created[0].execute("print(1)", {}))
-
-
-def test_execute_with_a_policy_closes_its_runtime(created: list[Any]) -> None:
-    from ptcbox.sandbox import SandboxPolicy
-
-    assert execute("print(1)", policy=SandboxPolicy.strict()).ok
+    facade._LOOP.shutdown()
+    for _ in range(3):  # three caller loops, equal policies: one runtime
+        result = asyncio.run(aexecute("print(1)", policy=SandboxPolicy.strict()))
+        assert result.ok
     assert len(created) == 1
+    facade._LOOP.shutdown()  # what interpreter exit does
     with pytest.raises(RuntimeClosedError):
         asyncio.run(created[0].execute("print(1)", {}))
+
+
+def test_execute_with_a_policy_reuses_its_runtime_until_evicted(created: list[Any]) -> None:
+    """Issue 13: a runtime per policy is cached (it was built and torn down per call,
+    200-300 ms each); the least recently used beyond POLICY_RUNTIMES is closed."""
+    from ptcbox._loop import POLICY_RUNTIMES
+    from ptcbox.sandbox import SandboxPolicy
+
+    facade._LOOP.shutdown()
+    strict = SandboxPolicy.strict()
+    assert execute("print(1)", policy=strict).ok
+    assert execute("print(2)", policy=SandboxPolicy.strict()).ok  # equal: shared
+    assert len(created) == 1
+    others = [SandboxPolicy(timeout=10.0 + n) for n in range(POLICY_RUNTIMES)]
+    for policy in others:
+        assert execute("print(3)", runtime="thread", policy=policy).ok
+    assert len(created) == 1 + POLICY_RUNTIMES
+    deadline = time.monotonic() + 10
+    while not created[0].closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert created[0].closed  # the least recently used was evicted and closed
+    assert not any(runtime.closed for runtime in created[1:])
+    facade._LOOP.shutdown()
+    assert all(runtime.closed for runtime in created)
 
 
 def test_execute_shares_one_default_runtime_until_shutdown(created: list[Any]) -> None:

@@ -8,13 +8,16 @@ The caller's own loop (if any) is never used, so ``asyncio.run() cannot be calle
 running event loop`` cannot happen; async tools and ``on_tool_call`` run on the private
 loop.
 
-Runtime lifetime: ``runtime=None`` or a runtime name with no ``policy`` uses a *shared
-default* runtime per kind, which lives on the private loop until interpreter exit (so a
-SubprocessRuntime's warm workers are reused across calls, from ``execute`` and
-``aexecute`` alike). ``aexecute`` reaches it from the caller's loop and hands async tools
-and the observers back to the caller's loop. Any other runtime that
-``execute``/``aexecute`` creates (a ``policy`` was given) is closed before the call
-returns. A runtime instance you pass is never closed by ptcbox.
+Runtime lifetime: ``runtime=None`` or a runtime name uses a *shared* runtime per kind and
+policy, which lives on the private loop (so a SubprocessRuntime's warm workers are reused
+across calls, from ``execute`` and ``aexecute`` alike): the default-policy one until
+interpreter exit, one per ``policy`` (a ``SandboxPolicy`` is immutable and hashable; equal
+policies share) among the few most recently used (``ptcbox._loop.POLICY_RUNTIMES``; an
+older one is closed once no call uses it, the rest at interpreter exit). ``aexecute``
+reaches them from the caller's loop and hands async tools and the observers back to the
+caller's loop. Only ``execute`` called from inside the private loop (an async tool that
+calls ``execute``) makes a runtime for the call and closes it before returning. A runtime
+instance you pass is never closed by ptcbox.
 """
 
 from __future__ import annotations
@@ -160,19 +163,36 @@ def _on_caller_loop(
     return routed, moved
 
 
-async def _run_shared(
-    code: str, namespace: dict[str, ToolProjection], kind: str, options: dict[str, Any]
+async def _on_private_loop(
+    code: str,
+    namespace: dict[str, ToolProjection],
+    kind: str,
+    policy: SandboxPolicy | None,
+    options: dict[str, Any],
 ) -> CodeResult:
-    """``aexecute`` on the shared default runtime, which lives on the private loop."""
-    if _LOOP.is_loop_thread():
+    """Run on the shared runtime of ``kind`` and ``policy``; only on the private loop."""
+    if policy is None:
         return await _LOOP.shared_runtime(kind).execute(code, namespace, **options)
+    async with _LOOP.policy_runtime(kind, policy) as runtime:
+        return await runtime.execute(code, namespace, **options)
+
+
+async def _run_shared(
+    code: str,
+    namespace: dict[str, ToolProjection],
+    kind: str,
+    policy: SandboxPolicy | None,
+    options: dict[str, Any],
+) -> CodeResult:
+    """``aexecute`` on a shared runtime, which lives on the private loop."""
+    if _LOOP.is_loop_thread():
+        return await _on_private_loop(code, namespace, kind, policy, options)
     routed, moved = _on_caller_loop(namespace, options)
-
-    async def on_private_loop() -> CodeResult:
-        return await _LOOP.shared_runtime(kind).execute(code, routed, **moved)
-
     loop = _LOOP.start()
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(on_private_loop(), loop))
+    future = asyncio.run_coroutine_threadsafe(
+        _on_private_loop(code, routed, kind, policy, moved), loop
+    )
+    return await asyncio.wrap_future(future)
 
 
 async def _run(
@@ -184,20 +204,20 @@ async def _run(
     where: Literal["private-loop", "caller-loop", "own-thread"],
     options: dict[str, Any],
 ) -> CodeResult:
-    """Run on a runtime instance, a shared default runtime or a runtime made for the call.
+    """Run on a runtime instance, a shared runtime or a runtime made for the call.
 
     ``where`` says which loop this coroutine runs on: ptcbox's private loop (``execute``),
-    a caller's loop (``aexecute``; the shared runtime is reached on the private loop), or
-    a one-off loop in a helper thread (``execute`` called on the private loop itself,
-    which is blocked, so a runtime is made for the call).
+    a caller's loop (``aexecute``; the shared runtimes are reached on the private loop),
+    or a one-off loop in a helper thread (``execute`` called on the private loop itself,
+    which is blocked, so a runtime is made for the call and closed after it).
     """
     if runtime is not None and not isinstance(runtime, str):
         return await runtime.execute(code, namespace, **options)
     kind = runtime or DEFAULT_RUNTIME
-    if policy is None and where == "private-loop":
-        return await _LOOP.shared_runtime(kind).execute(code, namespace, **options)
-    if policy is None and where == "caller-loop":
-        return await _run_shared(code, namespace, kind, options)
+    if where == "private-loop":
+        return await _on_private_loop(code, namespace, kind, policy, options)
+    if where == "caller-loop":
+        return await _run_shared(code, namespace, kind, policy, options)
     owned = make_runtime(kind, policy)
     try:
         return await owned.execute(code, namespace, **options)
@@ -224,10 +244,10 @@ async def aexecute(
     """Run a snippet with tools on the current event loop and return its result.
 
     Async tools and the observers run on the calling loop. With ``runtime=None`` or a
-    runtime name and no ``policy``, the shared default runtime of that kind serves the
-    call (it lives on ptcbox's private loop, so a SubprocessRuntime's warm workers are
-    reused); with a ``policy``, a runtime is created for this call and closed before it
-    returns. A runtime instance you pass runs on the calling loop and is never closed.
+    runtime name, the shared runtime of that kind and ``policy`` serves the call (it
+    lives on ptcbox's private loop, so a SubprocessRuntime's warm workers are reused;
+    runtimes of the few most recently used policies stay open, see the module
+    docstring). A runtime instance you pass runs on the calling loop and is never closed.
 
     Args:
         code: Python source, typically written by a model.
@@ -279,11 +299,12 @@ def execute(
 
     Safe in a plain script, in Jupyter (or any thread whose event loop is running) and
     from many threads at once: the work runs on ptcbox's private event-loop thread, where
-    async tools and ``on_tool_call`` run too. Without ``policy``, ``runtime=None`` or a
-    runtime name uses a shared default runtime of that kind that stays open until
-    interpreter exit; with ``policy``, a runtime is created for this call and closed
-    before it returns. A runtime instance you pass is used on the private loop and never
-    closed; do not also use that instance on an event loop of your own.
+    async tools and ``on_tool_call`` run too. ``runtime=None`` or a runtime name uses the
+    shared runtime of that kind and ``policy``: the default policy's stays open until
+    interpreter exit, those of the few most recently used policies until evicted or
+    interpreter exit (see the module docstring). A runtime instance you pass is used on
+    the private loop and never closed; do not also use that instance on an event loop
+    of your own.
 
     Example:
         >>> def add(a: int, b: int) -> int:
@@ -375,8 +396,8 @@ def _options(
     }
 
 
-def _make_shared(kind: str) -> CodeRuntime:
-    return make_runtime(kind)  # the module's make_runtime as it is at call time
+def _make_shared(kind: str, policy: SandboxPolicy | None) -> CodeRuntime:
+    return make_runtime(kind, policy)  # the module's make_runtime as it is at call time
 
 
 _LOOP = BackgroundLoop(_make_shared, aclose_runtime)

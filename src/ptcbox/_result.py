@@ -7,11 +7,11 @@ toolregistry ``runtimes`` contract; every extension is defaulted so that
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ptcbox._jsonable import JSONValue, scrub_text, to_jsonable
+from ptcbox._render import render_result
 
 __all__ = ["CodeResult", "ToolCallRecord"]
 
@@ -24,14 +24,17 @@ class ToolCallRecord:
         name: The tool's name in the namespace.
         arguments: The keyword arguments the tool was called with (positional arguments
             already bound to their parameter names).
-        ok: ``True`` when the tool returned, ``False`` when it raised or was refused.
-        error: The error message when ``ok`` is ``False``, else ``None``.
+        ok: ``True`` when the tool returned, ``False`` when it raised, was refused or
+            was cancelled, ``None`` when it was still running when the execution ended
+            (a sync tool, which cannot be cancelled; see
+            :mod:`ptcbox.runtimes._shared._trace`).
+        error: The error message when ``ok`` is not ``True``, else ``None``.
         duration_s: Wall-clock time the call took, in seconds.
     """
 
     name: str
     arguments: dict[str, Any]
-    ok: bool
+    ok: bool | None
     error: str | None = None
     duration_s: float = 0.0
 
@@ -114,11 +117,29 @@ class CodeResult:
     def render(self, max_chars: int = 8000) -> str:
         """Return the text a model sees for this result.
 
-        The layout is: stdout as printed; then ``[stderr]`` and its text; then
-        ``[value] <json>`` for a trailing expression; then a truncation note; then, on
-        failure, ``[error: <ErrorType>] <message>``. An execution with none of these
-        renders as ``[no output]``. Text beyond ``max_chars`` is cut in the middle, keeping
-        the head and the tail, with a ``[... N characters omitted ...]`` marker.
+        The snippet's output and error text are shown in fenced blocks it cannot close
+        (the fence is longer than any backtick run in the text), so printed text cannot
+        pass for ptcbox's own lines::
+
+            [stdout]
+            ```
+            <stdout>
+            ```
+            [stderr]
+            ```
+            <stderr>
+            ```
+            [value] <the trailing expression's value as one line of JSON>
+            [output was truncated to the sandbox's byte limit]
+            [error: ZeroDivisionError]           (or [ptcbox error: TimeoutError] for
+            ```                                   ptcbox's own: the timeout, limits,
+            <traceback or message>                policy, crash, wire, tool failure)
+            ```
+
+        Only the parts present are shown; nothing at all renders as ``[no output]``.
+        Beyond ``max_chars`` the longest parts are cut in the middle, keeping the head
+        and the tail, with a ``[... N characters omitted ...]`` marker (see
+        :mod:`ptcbox._render`).
 
         Args:
             max_chars: Longest text to return, in characters (at least 200).
@@ -131,30 +152,4 @@ class CodeResult:
         """
         if max_chars < 200:
             raise ValueError(f"max_chars must be at least 200, got {max_chars}")
-        parts: list[str] = []
-        if self.stdout:
-            parts.append(scrub_text(self.stdout).rstrip("\n"))
-        if self.stderr:
-            parts.append("[stderr]\n" + scrub_text(self.stderr).rstrip("\n"))
-        if self.value is not None:
-            encoded = json.dumps(to_jsonable(self.value), ensure_ascii=False)
-            parts.append(f"[value] {encoded}")
-        if self.truncated:
-            parts.append("[output was truncated to the sandbox's byte limit]")
-        if self.return_code != 0:
-            kind = self.error_type or "Error"
-            message = scrub_text(self.error or "the code failed").rstrip("\n")
-            parts.append(f"[error: {kind}] {message}")
-        text = "\n".join(parts) if parts else "[no output]"
-        return _cut_middle(text, max_chars)
-
-
-def _cut_middle(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    marker_room = 60
-    keep = max_chars - marker_room
-    head = keep * 2 // 3
-    tail = keep - head
-    omitted = len(text) - head - tail
-    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[len(text) - tail :]}"
+        return render_result(self, max_chars)

@@ -15,6 +15,7 @@ Exception
     │   ├── ToolCallLimitExceeded    max_tool_calls
     │   ├── MemoryLimitExceeded      max_memory_bytes
     │   ├── CPUTimeLimitExceeded     max_cpu_seconds
+    │   ├── OutputLimitExceeded      max_output_bytes, written far past (a print flood)
     │   └── ArithmeticLimitExceeded  a power/shift/repetition whose result is too large
     ├── ToolError                    snippet: a tool failed (mixed into the tool's own type)
     ├── WorkerCrashed                snippet: the worker process died (signal, exit code)
@@ -34,6 +35,7 @@ __all__ = [
     "CPUTimeLimitExceeded",
     "LimitExceeded",
     "MemoryLimitExceeded",
+    "OutputLimitExceeded",
     "PolicyViolation",
     "PtcboxError",
     "RuntimeClosedError",
@@ -129,6 +131,22 @@ class CPUTimeLimitExceeded(LimitExceeded):
 
     def __init__(self, limit: float, observed: float) -> None:
         super().__init__("max_cpu_seconds", limit, observed, "seconds")
+
+
+class OutputLimitExceeded(LimitExceeded):
+    """The snippet kept writing output far past ``SandboxPolicy.max_output_bytes``.
+
+    Output over the cap is only truncated (head and tail kept); an execution that writes
+    several times the cap to one stream is stopped with this error (a runaway print loop
+    would otherwise run to the timeout).
+
+    Args:
+        limit: The policy's ``max_output_bytes``.
+        observed: Bytes written to the stream when the execution was stopped.
+    """
+
+    def __init__(self, limit: int, observed: int) -> None:
+        super().__init__("max_output_bytes", limit, observed, "bytes")
 
 
 class ArithmeticLimitExceeded(LimitExceeded):

@@ -123,7 +123,7 @@ async def test_valid_code_runs_and_renders_the_code_result(counting: CountingRun
     result = await run_code.execute(json.dumps({"code": code}), tool_call_id="c1")
     assert result.ok and not result.is_error
     assert isinstance(result.output, CodeResult) and result.output.value == 2.5
-    assert result.content == result.output.render() == "total: 2.5\n[value] 2.5"
+    assert result.content == result.output.render() == "[stdout]\n```\ntotal: 2.5\n```\n[value] 2.5"
     assert [c.name for c in result.output.tool_calls] == ["list_items", "get_price", "get_price"]
     assert counting.calls[0]["timeout"] == 30.0
 
@@ -252,7 +252,7 @@ async def test_interrupting_an_agent_mid_snippet_stops_the_code(code_runtime: Co
     assert result.messages[-1].is_error
     with anyio.fail_after(20):
         after = await run_code.execute('{"code": "print(6 * 7)"}')
-    assert after.ok and after.content == "42"
+    assert after.ok and after.content == "[stdout]\n```\n42\n```"
 
 
 async def test_code_cannot_reach_run_code_or_forge_a_tool_context(

@@ -37,7 +37,9 @@ ATTACKS: dict[str, tuple[str, int, str, str, str]] = {
         "EventLoop",
     ),
     "loop_view_executor": (
-        "loop = asyncio.get_running_loop()\nprint(await loop.run_in_executor(None, sum, [1, 2]))",
+        # reaching the method is the route (calling it needs a thread, which a worker
+        # dropped to an unprivileged user cannot start: a different wall)
+        "loop = asyncio.get_running_loop()\nprint(3 if callable(loop.run_in_executor) else 0)",
         4,
         "AttributeError",
         "loop.run_in_executor is not available in the sandbox (it reaches threads, "

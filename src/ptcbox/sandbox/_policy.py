@@ -127,6 +127,11 @@ class SandboxPolicy:
             starts.
         max_repeat_bytes: Largest result, in bytes, of sequence repetition and padding
             (``"a" * n``, ``[0] * n``, ``s.ljust(n)``, ``bytes(n)`` ...).
+        max_host_memory_bytes: What the host may hold on behalf of one
+            ``SubprocessRuntime`` execution, in bytes of wire data: the arguments of
+            tool calls in progress, tool results not yet read by the worker and
+            buffered output. Past it the execution ends with ``LimitExceeded``
+            (decoded Python objects can be a few times larger than their JSON).
     """
 
     restricted: bool = True
@@ -139,6 +144,7 @@ class SandboxPolicy:
     max_cpu_seconds: float | None = None
     max_int_bits: int = 4_000_000
     max_repeat_bytes: int = 64 << 20
+    max_host_memory_bytes: int = 256 << 20
 
     def __post_init__(self) -> None:
         if not isinstance(self.restricted, bool):
@@ -169,6 +175,7 @@ class SandboxPolicy:
             _positive_number("max_cpu_seconds", self.max_cpu_seconds)
         _positive_int("max_int_bits", self.max_int_bits)
         _positive_int("max_repeat_bytes", self.max_repeat_bytes)
+        _positive_int("max_host_memory_bytes", self.max_host_memory_bytes)
 
     @classmethod
     def strict(cls) -> SandboxPolicy:

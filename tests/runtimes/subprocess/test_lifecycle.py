@@ -21,6 +21,7 @@ import pytest
 from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
+from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.sandbox import SandboxPolicy
 from runtimes._leaks import no_leaks, snapshot
 
@@ -363,7 +364,7 @@ async def test_template_directory_is_removed_when_the_template_is_killed() -> No
         while os.path.exists(base) and time.monotonic() < deadline:
             await anyio.sleep(0.02)
         assert not os.path.exists(base)
-        stale = os.path.join(os.path.dirname(base), "ptcbox-stale-test")
+        stale = make_base(os.path.dirname(os.path.dirname(base)))  # as a dead template's
         os.makedirs(os.path.join(stale, "w-1"))
         os.utime(stale, (time.time() - 3600, time.time() - 3600))
         assert (await runtime.execute("add(a=1, b=1)", TOOLS)).value == 2  # a new template
@@ -374,3 +375,18 @@ async def test_template_directory_is_removed_when_the_template_is_killed() -> No
         async with SubprocessRuntime() as other:
             await other.start()
             assert os.path.isdir(live)  # locked by a living template: kept
+
+
+async def test_each_runtime_has_its_own_hash_seed() -> None:
+    """Issue 13, item 10: workers of one template share its hash seed (they are forks;
+    not re-randomised, see the README's security notes), another runtime's template is a
+    fresh interpreter with its own."""
+    code = "[hash('abc'), hash('abd')]"
+    async with SubprocessRuntime() as one, SubprocessRuntime() as two:
+        first, again = (
+            (await one.execute(code, TOOLS)).value,
+            (await one.execute(code, TOOLS)).value,
+        )
+        other = (await two.execute(code, TOOLS)).value
+    assert first == again  # the same template
+    assert first != other

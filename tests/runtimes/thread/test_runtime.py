@@ -130,7 +130,7 @@ async def test_no_late_output_from_an_abandoned_thread(trusted: Any) -> None:
     assert time.monotonic() - started < 0.3 + 0.5
     assert result.timed_out
     assert result.stdout == "early\n"
-    assert [(c.name, c.ok) for c in result.tool_calls] == [("block", False)]
+    assert [(c.name, c.ok) for c in result.tool_calls] == [("block", None)]  # still running
     release.set()
     assert wait_until(lambda: not busy_snippet_threads())
     after = await trusted.execute("print('next')", tools)

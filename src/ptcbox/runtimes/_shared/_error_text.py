@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import traceback
 
+from ptcbox import errors
 from ptcbox.runtimes._shared._output import cap_text, truncation_marker
 from ptcbox.sandbox._refusals import builtin_hint
 
@@ -30,10 +31,34 @@ _MAX_GROUP_ITEMS = 10
 _TOOL_MESSAGE_CHARS = 20_000
 
 
+def _reserved_classes() -> dict[str, type[BaseException]]:
+    classes: dict[str, type[BaseException]] = {"TimeoutError": TimeoutError}
+    for value in vars(errors).values():
+        if isinstance(value, type) and issubclass(value, errors.PtcboxError):
+            classes[value.__name__] = value
+    return classes
+
+
+_RESERVED = _reserved_classes()
+"""ptcbox's own error names (its exceptions and ``TimeoutError``) and their classes."""
+
+
 def error_type_name(exc: BaseException) -> str:
-    """Return the class name reported as ``CodeResult.error_type``, e.g. ``"ValueError"``."""
-    name = type.__getattribute__(type(exc), "__name__")
-    return name if isinstance(name, str) else "Exception"
+    """Return the class name reported as ``CodeResult.error_type``, e.g. ``"ValueError"``.
+
+    A class that only shares the name of one of ptcbox's own errors (a snippet's
+    ``class TimeoutError(Exception)`` or ``class PolicyViolation(Exception)``) is
+    reported as ``"<snippet>.TimeoutError"``, so that it cannot pass for ptcbox's
+    (checked by identity: a name or ``__module__`` can be set by the snippet).
+    """
+    cls = type(exc)
+    name = type.__getattribute__(cls, "__name__")
+    if not isinstance(name, str):
+        return "Exception"
+    genuine = _RESERVED.get(name)
+    if genuine is not None and cls is not genuine:
+        return f"{SNIPPET_FILENAME}.{name}"
+    return name
 
 
 def _message(exc: BaseException, max_chars: int) -> str:

@@ -17,14 +17,49 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ptcbox._jsonable import scrub_text
+from ptcbox.errors import OutputLimitExceeded
 
 if TYPE_CHECKING:
     from ptcbox._result import ToolCallRecord
     from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 
-__all__ = ["OutputBuffer", "Relay", "cap_text", "truncation_marker", "utf8_size"]
+__all__ = [
+    "OutputBuffer",
+    "Relay",
+    "cap_text",
+    "output_flood",
+    "output_stop_bytes",
+    "truncation_marker",
+    "utf8_size",
+]
 
 _LOCK_WAIT_S = 1.0
+_FLOOD_FACTOR = 4
+_FLOOD_SLACK_BYTES = 1 << 20
+
+
+def output_stop_bytes(max_bytes: int) -> int:
+    """Bytes one stream may receive before the execution is stopped as a flood.
+
+    ``max(4 * max_bytes, max_bytes + 1 MiB)``: far past the cap, so output that merely
+    overflows it is truncated as always, while a runaway print loop ends at once
+    instead of running to the timeout.
+    """
+    return max(_FLOOD_FACTOR * max_bytes, max_bytes + _FLOOD_SLACK_BYTES)
+
+
+def output_flood(max_bytes: int, written: int) -> tuple[OutputLimitExceeded, str]:
+    """The error of an execution stopped for writing ``written`` bytes to one stream.
+
+    Returns:
+        ``(OutputLimitExceeded, note)``; both runtimes report it as
+        ``f"OutputLimitExceeded: {exc}{note}"``.
+    """
+    note = (
+        f" (the code kept writing past {output_stop_bytes(max_bytes)} bytes, far over the "
+        "output cap, so it was stopped; the head and the tail of its output are kept)"
+    )
+    return OutputLimitExceeded(max_bytes, written), note
 
 
 def utf8_size(text: str) -> int:
@@ -90,6 +125,9 @@ class OutputBuffer:
             ``max_output_bytes``.
         on_write: Called as ``on_write(text)`` with each accepted chunk, before any
             truncation, in the writing thread (e.g. to relay it to an observer).
+        on_flood: Called once, as ``on_flood(total_bytes)`` in the writing thread, when
+            more than :func:`output_stop_bytes` of ``max_bytes`` have been written (the
+            runtime stops the execution).
 
     Raises:
         ValueError: If ``max_bytes`` is below 1.
@@ -101,14 +139,21 @@ class OutputBuffer:
         "_head_bytes",
         "_head_max",
         "_lock",
+        "_on_flood",
         "_on_write",
+        "_stop_bytes",
         "_tail",
         "_tail_bytes",
         "_tail_max",
         "_total",
     )
 
-    def __init__(self, max_bytes: int, on_write: Callable[[str], object] | None = None) -> None:
+    def __init__(
+        self,
+        max_bytes: int,
+        on_write: Callable[[str], object] | None = None,
+        on_flood: Callable[[int], object] | None = None,
+    ) -> None:
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be at least 1, got {max_bytes}")
         self._lock = threading.Lock()
@@ -121,6 +166,8 @@ class OutputBuffer:
         self._total = 0
         self._closed = False
         self._on_write = on_write
+        self._on_flood = on_flood
+        self._stop_bytes = output_stop_bytes(max_bytes)
 
     def write(self, text: str) -> int:
         """Append ``text``.
@@ -152,6 +199,11 @@ class OutputBuffer:
                 self._head_bytes += size
             else:
                 self._spill(text, size, room)
+            flood = self._on_flood if self._total > self._stop_bytes else None
+            if flood is not None:
+                self._on_flood = None  # once
+        if flood is not None:
+            flood(self._total)
         on_write = self._on_write
         if on_write is not None:
             on_write(text)
@@ -204,6 +256,11 @@ class OutputBuffer:
     def closed(self) -> bool:
         """``True`` once :meth:`close` was called."""
         return self._closed
+
+    @property
+    def max_bytes(self) -> int:
+        """The byte cap the buffer was made with."""
+        return self._head_max + self._tail_max
 
     @property
     def total_bytes(self) -> int:

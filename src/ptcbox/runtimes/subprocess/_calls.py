@@ -28,14 +28,16 @@ from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolErro
 from ptcbox.runtimes._protocol import ToolCallCallback
 from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
-from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._host import ToolSpec
+from ptcbox.runtimes._shared._output import OutputBuffer
 from ptcbox.runtimes._shared._tool_errors import exception_payload
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
+from ptcbox.runtimes.subprocess._calltrace import UNCOUNTED_BYTES, CallTrace, PendingCall
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["CallHandler", "PendingCall", "check_done", "set_done"]
+__all__ = ["CallHandler", "PendingCall", "set_done"]
 
 Outcome = tuple[str, Any]
 _SCALARS = frozenset({int, float, bool, type(None)})
@@ -45,20 +47,7 @@ MAX_UNSENT_REPLY_BYTES = 64 << 20
 """Tool replies waiting for the worker to read them, in bytes, before the execution ends."""
 
 
-class PendingCall:
-    """One tool call in progress (host side)."""
-
-    __slots__ = ("arguments", "call_id", "index", "seconds", "spec")
-
-    def __init__(self, call_id: int, spec: ToolSpec, arguments: dict[str, Any], index: int):
-        self.call_id = call_id
-        self.spec = spec
-        self.arguments = arguments
-        self.index = index
-        self.seconds = 0.0
-
-
-class CallHandler:
+class CallHandler(CallTrace):
     """Tool-call handling shared by the loop and the channel thread of an execution."""
 
     worker: WorkerHandle
@@ -82,6 +71,13 @@ class CallHandler:
     _outbox_bytes: int
     _outbox_lock: threading.Lock
     _draining: bool
+    _live: dict[int, PendingCall]  # started, not yet recorded; by trace index
+    _on_loop_calls: dict[int, PendingCall]  # admitted to the loop, by call id
+    _trace_lock: threading.Lock
+    _held: int  # wire bytes of the arguments of calls in progress
+    _frame_bytes: int  # the size of the call frame being handled
+    stdout: OutputBuffer
+    stderr: OutputBuffer
 
     def _finish(self, outcome: Outcome) -> None:
         raise NotImplementedError
@@ -214,6 +210,9 @@ class CallHandler:
             self._send_later(error_frame(call_id, "TypeError", name, text, note=spec.binder.note))
             return None
         call = PendingCall(call_id, spec, arguments, index)
+        self._live[index] = call
+        if self._frame_bytes >= UNCOUNTED_BYTES and not self._hold(call, on_loop):
+            return None
         if spec.is_async or message.get("async") is True:
             if on_loop:
                 self._admit(call)
@@ -257,23 +256,10 @@ class CallHandler:
             self._record(call, ok, error)
             self._send_later(frame)
 
-    def _record(self, call: PendingCall, ok: bool, error: str | None) -> None:
-        record = ToolCallRecord(
-            name=call.spec.name,
-            arguments=jsonable_arguments(call.arguments),
-            ok=ok,
-            error=error,
-            duration_s=call.seconds,
-        )
-        self.records[call.index] = record
-        if self.on_tool_call is not None and not self._stopped:
-            self._post(self._observe, self.on_tool_call, record)
-
-    # -- concurrent calls, on the loop ---------------------------------------------------
-
     def _admit(self, call: PendingCall) -> None:
         if self._stopped:
             return
+        self._on_loop_calls[call.call_id] = call
         if self._active < self.policy.max_concurrent_tool_calls:
             self._start(call)
         else:
@@ -281,12 +267,14 @@ class CallHandler:
 
     def _start(self, call: PendingCall) -> None:
         self._active += 1
+        call.started = time.perf_counter()
         if call.spec.is_async:
             context = self._context.copy()
             awaitable = context.run(call.spec.projection, **call.arguments)
             task: asyncio.Future[Any] = self._loop.create_task(
                 self._await_value(call, awaitable), context=context
             )
+            call.task = task
         else:
             task = self._loop.run_in_executor(self.executor, self._run_sync_concurrently, call)
         self._tasks.add(task)
@@ -308,6 +296,7 @@ class CallHandler:
         task = self._loop.create_task(
             self._await_value(call, awaitable), context=self._context.copy()
         )
+        call.task = task
         self._tasks.add(task)
         task.add_done_callback(self._call_ended)
 
@@ -341,15 +330,6 @@ def raw_arguments(args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
 def set_done(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
-
-
-def check_done(message: dict[str, Any]) -> None:
-    error = message.get("error")
-    error_type = message.get("error_type")
-    if not isinstance(error, str | None) or not isinstance(error_type, str | None):
-        raise WireProtocolError("malformed 'done' message: error fields are not text")
-    if not isinstance(message.get("truncated"), bool):
-        raise WireProtocolError("malformed 'done' message: 'truncated' is not a bool")
 
 
 def error_frame(

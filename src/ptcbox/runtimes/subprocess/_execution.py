@@ -10,8 +10,10 @@ round trip between two processes and no event-loop scheduling. Calls made from r
 asyncio code in the snippet, and async tools, run on the caller's event loop,
 concurrently (sync ones in the runtime's tool threads), at most
 ``max_concurrent_tool_calls`` at once. Everything the worker sends is treated as
-hostile: size-capped frames, every field checked. The loop owns the deadline (which
-includes time in host tools) and kills the worker's process group when it passes.
+hostile: size-capped frames, every field checked. A frame over 1 MiB is never decoded
+on the loop (1-1.4 s stalls for a 16 MiB call): the loop hands the socket to a channel
+thread as soon as one starts to arrive. The loop owns the deadline (which includes time
+in host tools) and kills the worker's process group when it passes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import re
 import socket
 import threading
 from collections import deque
@@ -29,7 +32,7 @@ from ptcbox._result import ToolCallRecord
 from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._host import ToolSpec
-from ptcbox.runtimes._shared._output import OutputBuffer
+from ptcbox.runtimes._shared._output import OutputBuffer, output_flood
 from ptcbox.runtimes._wire import (
     KIND_STDERR,
     KIND_STDOUT,
@@ -37,7 +40,9 @@ from ptcbox.runtimes._wire import (
     SpinningReceiver,
     parse_message,
 )
-from ptcbox.runtimes.subprocess._calls import CallHandler, PendingCall, check_done, set_done
+from ptcbox.runtimes.subprocess._calls import CallHandler, set_done
+from ptcbox.runtimes.subprocess._calltrace import PendingCall
+from ptcbox.runtimes.subprocess._checks import check_done, done_bytes_limit
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.sandbox import SandboxPolicy
@@ -49,6 +54,8 @@ _DRAIN_S = 0.25
 _START_SPIN_S = 0.003  # a warm worker's first call comes within ~1 ms of the run frame
 _EXIT_REPORT_S = 2.0
 _ERROR_TYPE_CHARS = 100
+_LARGE_FRAME_BYTES = 1 << 20  # frames over this are decoded by a channel thread
+_CALL_PREFIX = re.compile(rb'\{"t": ?"call"')
 
 Outcome = tuple[str, Any]
 """``("done", message)``, ``("timeout", None)``, ``("eof", None)``,
@@ -67,6 +74,9 @@ class HostExecution(CallHandler):
         executor: Where sync tools called concurrently (from asyncio code) run.
         on_tool_call: Observer of finished tool calls (run on the loop).
         on_output: Observer of output chunks (run on the loop).
+        nonce: The execute's nonce (sessions), sent in an ``id`` message before
+            ``run``; a ``done`` must carry it, so a session worker cannot queue a
+            ``done`` during one execute that would answer the next.
     """
 
     def __init__(  # noqa: PLR0917
@@ -78,16 +88,18 @@ class HostExecution(CallHandler):
         executor: Executor,
         on_tool_call: ToolCallCallback | None,
         on_output: OutputCallback | None,
+        nonce: str | None = None,
     ) -> None:
         self.worker = worker
+        self.nonce = nonce
         self.specs = specs
         self.policy = policy
         self.threads = threads
         self.executor = executor
         self.on_tool_call = on_tool_call
         self.on_output = on_output
-        self.stdout = OutputBuffer(policy.max_output_bytes)
-        self.stderr = OutputBuffer(policy.max_output_bytes)
+        self.stdout = OutputBuffer(policy.max_output_bytes, on_flood=self._flooded)
+        self.stderr = OutputBuffer(policy.max_output_bytes, on_flood=self._flooded)
         self.records: list[ToolCallRecord | None] = []
         self._loop = asyncio.get_running_loop()
         self._context = contextvars.copy_context()
@@ -103,7 +115,13 @@ class HostExecution(CallHandler):
         self._outbox_bytes = 0
         self._outbox_lock = threading.Lock()
         self._draining = False
+        self._live: dict[int, PendingCall] = {}
+        self._on_loop_calls: dict[int, PendingCall] = {}
+        self._trace_lock = threading.Lock()
+        self._held = 0
+        self._frame_bytes = 0
         self._decoder = FrameDecoder()
+        self._large = done_bytes_limit(policy.max_output_bytes)
         self._fd = worker.sock.fileno()
         self._reading = False
 
@@ -156,6 +174,7 @@ class HostExecution(CallHandler):
     def _stop(self) -> None:
         self._stopped = True
         self._stop_reading()
+        self._record_unfinished()
         self._queued.clear()
         for task in list(self._tasks):
             task.cancel()
@@ -171,6 +190,10 @@ class HostExecution(CallHandler):
     def _finish(self, outcome: Outcome) -> None:
         if not self._finished.done():
             self._finished.set_result(outcome)
+
+    def _flooded(self, written: int) -> None:
+        """A stream got far more than the output cap: stop (any thread)."""
+        self._post(self._finish, ("limit", output_flood(self.policy.max_output_bytes, written)))
 
     # -- reading: the loop first, the channel thread once a sync tool is called ----------
 
@@ -189,6 +212,13 @@ class HostExecution(CallHandler):
                 self._finish(("eof", None))
                 return
             frames, error = self._split(data)
+            if self._decoder.pending_bytes > _LARGE_FRAME_BYTES or any(
+                len(payload) > _LARGE_FRAME_BYTES for _, payload in frames
+            ):  # decoding it would stall the loop: a channel thread reads from now on
+                self._stop_reading()
+                if not self._serve_from_thread(None, frames, error):
+                    self._finish(("eof", None))
+                return
             for index, (kind, payload) in enumerate(frames):
                 try:
                     step = self._on_frame(kind, payload, on_loop=True)
@@ -295,11 +325,22 @@ class HostExecution(CallHandler):
                 else:
                     self._post(self._observe, self.on_output, stream, text)
             return None
+        if len(payload) > self._large and not _CALL_PREFIX.match(payload):
+            raise WireProtocolError(  # only a call may be large: refused before decoding
+                f"a {len(payload):,}-byte message that is not a tool call from the worker"
+            )
         message = parse_message(kind, payload)
+        self._frame_bytes = len(payload)
         what = message["t"]
         if what == "call":
             return None if self._stopped else self._on_call(message, on_loop)
         if what == "done":
-            check_done(message)
+            check_done(message, self.nonce, self.policy.max_output_bytes)
             return message
+        if what == "cancel":
+            if on_loop:
+                self._on_cancel(message)
+            else:
+                self._post(self._on_cancel, message)
+            return None
         raise WireProtocolError(f"unexpected message type {what[:50]!r} from the worker")

@@ -30,7 +30,7 @@ from ptcbox.errors import RuntimeClosedError
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._launch import launch_template, start_errors
 from ptcbox.runtimes.subprocess._slots import ExecutionSlots
-from ptcbox.runtimes.subprocess.worker._template import BASE_PREFIX, sweep_dead_bases
+from ptcbox.runtimes.subprocess.worker._basedir import BASE_PREFIX, parent_dir, sweep_dead_bases
 
 __all__ = ["WorkerPool", "WorkerStartError"]
 
@@ -155,7 +155,9 @@ class WorkerPool:
         base = ready.get("base")
         if isinstance(base, str) and os.path.basename(base).startswith(BASE_PREFIX):
             self._base = base
-            sweep_dead_bases(os.path.dirname(base))
+            root = os.path.dirname(os.path.dirname(base))
+            if os.path.dirname(base) == parent_dir(root):  # else never swept
+                sweep_dead_bases(root)
         if self._need_netns and not ready.get("netns"):
             self._stop_template_now()
             raise WorkerStartError(
@@ -362,9 +364,13 @@ class WorkerPool:
         """Execution slots in use."""
         return self._slots.busy
 
-    def slot(self) -> contextlib.AbstractAsyncContextManager[None]:
-        """Hold one of ``max_workers`` execution slots for the ``async with`` block."""
-        return self._slots.hold(self._bind())
+    def slot(self, wait: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold one of ``max_workers`` execution slots for the ``async with`` block.
+
+        Raises:
+            TimeoutError: No slot was free within ``wait`` seconds (``None``: no bound).
+        """
+        return self._slots.hold(self._bind(), wait)
 
     # -- shutdown ------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from ptcbox.runtimes.subprocess._handle import WorkerHandle
 if TYPE_CHECKING:
     from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
 
-__all__ = ["build_result"]
+__all__ = ["build_result", "queue_timeout_result"]
 
 _ERROR_TYPE_CHARS = 100
 
@@ -83,3 +83,20 @@ def _crash(worker: WorkerHandle) -> WorkerCrashed:
     if worker.exit_code is not None:
         return WorkerCrashed(exit_code=worker.exit_code, detail="it exited before finishing")
     return WorkerCrashed(detail="its connection closed before it finished")
+
+
+def queue_timeout_result(wait: float, max_workers: int) -> CodeResult:
+    """The result of an execution that got no worker slot within ``wait`` seconds."""
+    error = (
+        f"TimeoutError: no worker slot became free within {wait:g} seconds "
+        f"({max_workers} executions were running, others queued first); the code did not run"
+    )
+    return CodeResult(
+        stdout="",
+        stderr="",
+        return_code=1,
+        error=error,
+        error_type="TimeoutError",
+        timed_out=True,
+        duration_s=wait,
+    )

@@ -11,8 +11,10 @@ and writes outside the worker's private directory. See :class:`SubprocessRuntime
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
+import secrets
 import signal
 import sys
 import time
@@ -34,7 +36,7 @@ from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
 from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
 from ptcbox.runtimes.subprocess._pool import WorkerPool
-from ptcbox.runtimes.subprocess._result import build_result
+from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wire
@@ -90,15 +92,23 @@ class SubprocessRuntime:
         max_workers: Executions that run at once; more wait for a free slot (their
             timeout starts when they get one).
         min_idle: Workers kept forked and waiting (0 forks each one on demand).
-        network: ``False`` runs workers in an empty network namespace (Linux, root or
-            unprivileged user namespaces); the runtime fails to start where that is not
-            possible. With ``True`` network access is still refused by the audit hook.
+        network: ``None`` (the default) runs workers in an empty network namespace
+            where the kernel allows it (root, or unprivileged user namespaces), else
+            without one; ``False`` requires it (the runtime fails to start where it is
+            not possible); ``True`` keeps the host's network and lets seccomp allow
+            ``AF_INET``/``AF_INET6`` sockets. In every case the audit hook still refuses
+            network access to snippet code; seccomp refuses other socket families.
         env: Extra environment variables for workers (nothing else of the host's
             environment is passed, except :data:`DEFAULT_ENV_ALLOWLIST`).
         max_open_files: ``RLIMIT_NOFILE`` of a worker.
         max_file_bytes: ``RLIMIT_FSIZE`` of a worker, in bytes.
         tool_threads: Threads for sync tools called concurrently from asyncio code in
             snippets, shared by all executions.
+        queue_timeout: Longest wait for a free worker slot, in seconds (callers are
+            served first come, first served); ``None`` waits at most the execution's own
+            timeout, so a call returns within about twice its timeout however many
+            executions are queued. Past it, the result is a ``TimeoutError`` (the code
+            did not run).
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -116,11 +126,12 @@ class SubprocessRuntime:
         *,
         max_workers: int = 16,
         min_idle: int = 2,
-        network: bool = True,
+        network: bool | None = None,
         env: Mapping[str, str] | None = None,
         max_open_files: int = 256,
         max_file_bytes: int = 64 << 20,
         tool_threads: int = 32,
+        queue_timeout: float | None = None,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
@@ -131,21 +142,23 @@ class SubprocessRuntime:
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
+        self._queue_timeout = None if queue_timeout is None else resolve_timeout(queue_timeout, 1.0)
         worker_env = {k: os.environ[k] for k in DEFAULT_ENV_ALLOWLIST if k in os.environ}
         worker_env.update(env or {})
         config = WorkerConfig(
             env={**_BASE_ENV, **worker_env},
             max_open_files=max_open_files,
             max_file_bytes=max_file_bytes,
-            network=network,
+            network=network is True,
             policy=policy_to_wire(self.policy),
+            network_optional=network is None,
         )
         self._pool = WorkerPool(
             config_json=config.to_json(),
             env={**_BASE_ENV, **worker_env},
             min_idle=min_idle,
             max_workers=max_workers,
-            need_network_namespace=not network,
+            need_network_namespace=network is False,
         )
         self._tools = ToolTable()
         self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
@@ -216,7 +229,13 @@ class SubprocessRuntime:
                 pool.release(worker)
                 pool.free_slot()
             return result
-        async with pool.slot():
+        wait = prepared.seconds if self._queue_timeout is None else self._queue_timeout
+        slot = contextlib.AsyncExitStack()
+        try:
+            await slot.enter_async_context(pool.slot(wait))
+        except TimeoutError:
+            return queue_timeout_result(wait, pool.max_workers)
+        async with slot:
             worker = await self._pool.take_worker()
             try:
                 _, result = await self._run(worker, prepared, on_tool_call, on_output)
@@ -295,13 +314,13 @@ class SubprocessRuntime:
         # a session's globals live in its worker: unknown names are left to run time there
         failure = preflight(code, specs, None if session else {*(extra_globals or ())})
         if failure is not None:  # a call that cannot work: fail before any tool runs
-            return _Prepared(b"", specs, seconds, False, refused(failure, started))
+            return _Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
         key: tuple[Any, ...] | None = None
         if not extra_globals:  # a repeated snippet with the same tools: the same frame
             key = (code, session, *specs, *map(id, specs.values()))
             hit = self._frames.get(key)
             if hit is not None and all(a is b for a, b in zip(hit[2], specs.values(), strict=True)):
-                return _Prepared(hit[0], specs, seconds, hit[1])
+                return _Prepared(hit[0], specs, seconds, hit[1], session=session)
         message = {
             "t": "run",
             "code": code,
@@ -321,7 +340,7 @@ class SubprocessRuntime:
             if len(self._frames) >= _FRAME_CACHE_SIZE:
                 del self._frames[next(iter(self._frames))]
             self._frames[key] = (frame, names_sync_tool, tuple(specs.values()))
-        return _Prepared(frame, specs, seconds, names_sync_tool)
+        return _Prepared(frame, specs, seconds, names_sync_tool, session=session)
 
     async def _run(
         self,
@@ -332,6 +351,10 @@ class SubprocessRuntime:
     ) -> tuple[Outcome, CodeResult]:
         started = time.perf_counter()
         seconds = prepared.seconds
+        frame, nonce = prepared.frame, None
+        if prepared.session:  # replies must answer this execute: see HostExecution
+            nonce = secrets.token_hex(8)
+            frame = encode_message({"t": "id", "n": nonce}) + frame
         execution = HostExecution(
             worker,
             prepared.specs,
@@ -340,10 +363,11 @@ class SubprocessRuntime:
             self._executor,
             on_tool_call,
             on_output,
+            nonce,
         )
         # a channel thread polling from the start needs a CPU the worker does not use
         thread_reads = prepared.names_sync_tool and self._pool.busy < _CPUS
-        outcome = await execution.run(prepared.frame, seconds, thread_reads=thread_reads)
+        outcome = await execution.run(frame, seconds, thread_reads=thread_reads)
         if outcome[0] == "observer":
             raise outcome[1]
         if outcome[0] == "eof" and self._closed:
@@ -369,6 +393,7 @@ class _Prepared(NamedTuple):
     seconds: float
     names_sync_tool: bool
     refusal: CodeResult | None = None  # the pre-flight check's failure: nothing to run
+    session: bool = False
 
 
 def _doc(spec: ToolSpec) -> str | None:

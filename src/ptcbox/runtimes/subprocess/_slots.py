@@ -41,14 +41,30 @@ class ExecutionSlots:
         self._wake()
 
     @contextlib.asynccontextmanager
-    async def hold(self, loop: asyncio.AbstractEventLoop) -> AsyncIterator[None]:
-        """Hold one slot for the ``async with`` block, waiting on ``loop`` for one."""
+    async def hold(
+        self, loop: asyncio.AbstractEventLoop, wait: float | None = None
+    ) -> AsyncIterator[None]:
+        """Hold one slot for the ``async with`` block, waiting on ``loop`` for one.
+
+        Args:
+            loop: The pool's loop.
+            wait: Longest wait for a slot, in seconds; ``None`` for no bound.
+
+        Raises:
+            TimeoutError: No slot was free within ``wait`` seconds.
+        """
+        deadline = None if wait is None else loop.time() + wait
         while self.busy >= self.limit:
             waiter: asyncio.Future[None] = loop.create_future()
             self._waiters.append(waiter)
             try:
-                await waiter
+                if deadline is None:
+                    await waiter
+                else:
+                    await asyncio.wait_for(waiter, max(0.0, deadline - loop.time()))
             except BaseException:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
                 if waiter.done() and not waiter.cancelled():
                     self._wake()
                 raise

@@ -19,17 +19,18 @@ from types import TracebackType
 from typing import Any
 
 from ptcbox._result import CodeResult
-from ptcbox.errors import RuntimeClosedError
+from ptcbox.errors import LimitExceeded, RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
 from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
 from ptcbox.runtimes._shared._preflight import preflight, refused
+from ptcbox.runtimes.thread._callables import tool_callables
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
 from ptcbox.runtimes.thread._pool import submit
 from ptcbox.runtimes.thread._session import ThreadSession
-from ptcbox.runtimes.thread._tools import Route, Run, tool_callables
+from ptcbox.runtimes.thread._tools import Route, Run
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["ThreadRuntime", "ThreadSession"]
@@ -285,6 +286,8 @@ class ThreadRuntime:
             raise
         finally:
             self._active.pop(run, None)
+        if outcome is None and run.flood is not None:  # stopped for flooding its output
+            return self._result(run, relay, started, flood=run.flood)
         if outcome is _CLOSED or outcome is None:  # stopped by aclose() of runtime or session
             _close_run(run, relay)
             closed_session = session is not None and session.closed
@@ -306,12 +309,25 @@ class ThreadRuntime:
         outcome: Outcome | None = None,
         timeout: float | None = None,
         location: str = "",
+        flood: tuple[LimitExceeded, str] | None = None,
     ) -> CodeResult:
+        records = run.build_records()  # still-running calls reach the relay too
         _close_run(run, relay)
         stdout, stderr = run.stdout.getvalue(), run.stderr.getvalue()
         truncated = run.stdout.truncated or run.stderr.truncated
-        records = run.build_records()
         duration = time.perf_counter() - started
+        if flood is not None:
+            limit, note = flood
+            return CodeResult(
+                stdout=stdout,
+                stderr=stderr,
+                return_code=1,
+                error=f"{type(limit).__name__}: {limit}{note}",
+                error_type=type(limit).__name__,
+                tool_calls=records,
+                duration_s=duration,
+                truncated=truncated,
+            )
         if outcome is None:
             assert timeout is not None
             return CodeResult(

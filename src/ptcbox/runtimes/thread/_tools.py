@@ -19,29 +19,30 @@ import math
 import threading
 import time
 from asyncio import events
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable
 from typing import Any
 
 import anyio.to_thread
 
 from ptcbox._result import ToolCallRecord
-from ptcbox.errors import ToolCallLimitExceeded, ToolError
+from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
 from ptcbox.runtimes._shared._codec import clone
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
-from ptcbox.runtimes._shared._output import OutputBuffer, Relay
+from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
+from ptcbox.runtimes._shared._summary import summarize_arguments
 from ptcbox.runtimes._shared._tool_errors import exception_payload, rebuild_tool_error
-from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
+from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
+from ptcbox.runtimes.thread._calls import SyncCall, plain_result, tool_error_text, wait_async
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
 
-__all__ = ["Route", "Run", "current", "make_tool", "tool_callables"]
+__all__ = ["Route", "Run", "current"]
 
 _get_running_loop = events._get_running_loop
 _perf = time.perf_counter
 _PLAIN_RESULTS = frozenset({dict, list, str, int, float, bool, tuple, type(None)})
 _SCALARS = frozenset({int, float, bool, type(None)})
-_PENDING = "the call did not finish before the execution ended"
 
 
 class Run:
@@ -62,9 +63,11 @@ class Run:
     """
 
     __slots__ = (
+        "async_slots",
         "calls",
         "control",
         "deadline",
+        "flood",
         "host_context",
         "host_loop",
         "max_calls",
@@ -77,6 +80,7 @@ class Run:
         "started",
         "stderr",
         "stdout",
+        "trace_lock",
     )
 
     def __init__(
@@ -100,8 +104,11 @@ class Run:
         self.plain_data = plain_data
         self.host_loop = host_loop
         self.relay = relay
-        self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None)
-        self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None)
+        self.flood: tuple[LimitExceeded, str] | None = None
+        self.trace_lock = threading.Lock()
+        self.async_slots: set[int] = set()  # calls of async tools (cancellable)
+        self.stdout = OutputBuffer(max_output_bytes, relay.stdout if relay else None, self._flooded)
+        self.stderr = OutputBuffer(max_output_bytes, relay.stderr if relay else None, self._flooded)
         self.records: list[tuple[Any, ...]] = []
         self.calls = 0
         self.max_calls = max_calls
@@ -109,13 +116,31 @@ class Run:
         self.semaphore: asyncio.Semaphore | None = None
         self.started: list[tuple[AwaitableToolCall, concurrent.futures.Future[Any]]] = []
 
+    def _flooded(self, written: int) -> None:
+        """A stream got far more than the output cap: stop the snippet (its thread)."""
+        self.flood = output_flood(self.stdout.max_bytes, written)
+        self.control.request_stop("output")
+
     # --- records -----------------------------------------------------------------
-    def _finish(self, slot: int, ok: bool, error: str | None, started: float) -> None:
+    def _finish(self, slot: int, ok: bool | None, error: str | None, started: float) -> None:
         name, arguments = self.records[slot][:2]
         duration = _perf() - started
-        self.records[slot] = (name, arguments, ok, error, duration)
+        self.records[slot] = (name, summarize_arguments(arguments), ok, error, duration)
         if self.relay is not None:
             self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration))
+
+    def _cancelled(self, slot: int, started: float) -> None:
+        """Record a pending async call as cancelled (a stop: cancelled at the end)."""
+        why = CANCELLED_AT_END if self.control.stop else CANCELLED
+        self._finish_once(slot, False, why, started)
+
+    def _finish_once(self, slot: int, ok: bool | None, error: str | None, started: float) -> None:
+        """:meth:`_finish` unless the call is recorded already (any thread)."""
+        with self.trace_lock:
+            if len(self.records[slot]) != 2:
+                return
+            self.records[slot] = (*self.records[slot], ok, error, _perf() - started)
+        self._finish(slot, ok, error, started)
 
     def _refuse(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Raise ToolCallLimitExceeded (the call count is already past the limit)."""
@@ -146,14 +171,20 @@ class Run:
         raise error
 
     def build_records(self) -> tuple[ToolCallRecord, ...]:
-        """The calls so far as records; calls still running are reported as failed."""
-        out = []
-        for entry in list(self.records):
+        """The calls so far as records, at the end of the execution.
+
+        A call still in flight is reported as the module ``_trace`` says: an async
+        tool's was cancelled by the stop (``ok=False``), a sync tool's cannot be
+        (``ok=None``); both reach the relay's ``on_tool_call`` too.
+        """
+        now = _perf()
+        for slot, entry in enumerate(list(self.records)):
             if len(entry) == 2:
-                out.append(ToolCallRecord(entry[0], entry[1], False, _PENDING, 0.0))
-            else:
-                out.append(ToolCallRecord(*entry))
-        return tuple(out)
+                if slot in self.async_slots:
+                    self._finish_once(slot, False, CANCELLED_AT_END, now)
+                else:
+                    self._finish_once(slot, None, RUNNING_AT_END, now)
+        return tuple(ToolCallRecord(*entry) for entry in list(self.records))
 
     # --- synchronous calls (the snippet's thread) ----------------------------------
     def call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -189,16 +220,16 @@ class Run:
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
-                result = _plain_result(spec, result)
+                result = plain_result(spec, result)
             error = None
         except ExecutionInterrupted:
-            result, error = None, _PENDING  # the stop is raised right below
+            result, error = None, CANCELLED_AT_END  # the stop is raised right below
         except BaseException as exc:
             result, error = None, describe_exception(exc)
             failure = exception_payload(exc)  # data only: the host's object stays here
         duration = _perf() - started
         ok = error is None
-        records[slot] = (spec.name, arguments, ok, error, duration)
+        records[slot] = (spec.name, summarize_arguments(arguments), ok, error, duration)
         if self.relay is not None:
             self.relay.tool_call(ToolCallRecord(spec.name, arguments, ok, error, duration))
         control.state = SNIPPET
@@ -248,7 +279,13 @@ class Run:
             asyncio.run_coroutine_threadsafe, self._on_host(spec, bound, slot), self.host_loop
         )
         control.track(future)
-        call = AwaitableToolCall(spec.name, functools.partial(_wait_async, control, future))
+        on_cancel = None
+        if spec.is_async:
+            self.async_slots.add(slot)
+            on_cancel = functools.partial(self._cancelled, slot, _perf())
+        call = AwaitableToolCall(
+            spec.name, functools.partial(wait_async, control, future, on_cancel)
+        )
         self.started.append((call, future))
         return call
 
@@ -275,7 +312,7 @@ class Run:
                 notes.append((call._ptc_name, "the call was cancelled"))
                 continue
             exc = future.exception()
-            notes.append((call._ptc_name, None if exc is None else _tool_error_text(exc)))
+            notes.append((call._ptc_name, None if exc is None else tool_error_text(exc)))
         if notes:
             self.stderr.write(unawaited_notes(notes))
 
@@ -289,20 +326,26 @@ class Run:
                 if spec.is_async:
                     result = spec.call(**bound)
                 else:
-                    result = await anyio.to_thread.run_sync(
-                        functools.partial(spec.call, **bound), abandon_on_cancel=True
-                    )
+                    sync = SyncCall(self._finish_once, slot, started)
+                    try:
+                        result = await anyio.to_thread.run_sync(
+                            functools.partial(sync.run, spec.call, bound), abandon_on_cancel=True
+                        )
+                    except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
+                        sync.abandon()  # it runs on: recorded when it ends (see _trace)
+                        raise
                 if inspect.isawaitable(result):
                     result = await result
                 if self.plain_data:
-                    result = _plain_result(spec, result)
+                    result = plain_result(spec, result)
             except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
-                self._finish(slot, False, "CancelledError: the call was cancelled", started)
+                if spec.is_async or not sync.abandoned:
+                    self._cancelled(slot, started)
                 raise
             except BaseException as exc:
                 error = describe_exception(exc)
                 failure = exception_payload(exc)
-            self._finish(slot, error is None, error, started)
+            self._finish_once(slot, error is None, error, started)
             if error is not None:
                 raise rebuild_tool_error(failure, spec.name, error)
             return result
@@ -324,31 +367,6 @@ class Run:
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
-
-
-def _wait_async(
-    control: Control, future: concurrent.futures.Future[Any]
-) -> Generator[Any, None, Any]:
-    """What awaiting an :class:`AwaitableToolCall` of this runtime runs."""
-    try:
-        return (yield from asyncio.wrap_future(future))
-    finally:
-        control.untrack(future)
-
-
-def _plain_result(spec: ToolSpec, result: Any) -> Any:
-    """A tool result as a plain-data copy; raises if over the size limit."""
-    if type(result) not in _SCALARS:
-        over = json_size_over(result, MAX_TOOL_DATA_BYTES)
-        if over:
-            raise result_size_error(spec.name, over)
-    return clone(result)
-
-
-def _tool_error_text(exc: BaseException) -> str:
-    if isinstance(exc, ToolError):
-        return exc.message
-    return describe_exception(exc)
 
 
 class _Sink:
@@ -396,55 +414,3 @@ class _Current(threading.local):
 
 current = _Current()
 """Thread-local: ``current.run`` is set by the job for the duration of an execution."""
-
-_TOOL_CACHE: dict[int, tuple[ToolSpec, Callable[..., Any]]] = {}
-_TOOL_CACHE_MAX = 4096
-
-
-def tool_callables(specs: dict[str, ToolSpec]) -> dict[str, Callable[..., Any]]:
-    """One callable per tool, made once per :class:`ToolSpec` and reused by every
-    execution (a tool finds the execution through the thread it is called in)."""
-    out: dict[str, Callable[..., Any]] = {}
-    cache = _TOOL_CACHE
-    for name, spec in specs.items():
-        entry = cache.get(id(spec))
-        if entry is None or entry[0] is not spec:
-            if len(cache) >= _TOOL_CACHE_MAX:
-                cache.clear()
-            entry = cache[id(spec)] = (spec, make_tool(spec))
-        out[name] = entry[1]
-    return out
-
-
-def make_tool(spec: ToolSpec) -> Callable[..., Any]:
-    """The callable a snippet calls for ``spec``: a value in sync code, an awaitable in
-    running asyncio code.
-
-    It works only in the thread of a running execution: a snippet that hands a tool to
-    host code running elsewhere (another thread, the host's loop) gets a RuntimeError
-    there instead of snippet code escaping the time limit. And only while its tool is in
-    the namespace of the execution that runs now: a name a session kept from an earlier
-    execution (``t = search``) calls the tool of that name the execution has now, as in
-    ``SubprocessRuntime`` (the worker sends the name), and none if it was removed.
-    """
-    name = spec.name
-
-    def tool(*args: Any, **kwargs: Any) -> Any:
-        run = current.run
-        if run is None:
-            raise RuntimeError(
-                f"{name}() can only be called by the snippet, in the thread it runs in"
-            )
-        current_spec = run.specs.get(name)
-        if current_spec is None:
-            raise RuntimeError(
-                f"{name}() is not a tool of this execution (it is not in the namespace "
-                "the execution was given); call only the tools listed for this run"
-            )
-        if _get_running_loop() is None:
-            return run.call(current_spec, args, kwargs)
-        return run.acall(current_spec, args, kwargs)
-
-    tool.__name__ = tool.__qualname__ = spec.name
-    tool.__doc__ = spec.projection.doc
-    return tool

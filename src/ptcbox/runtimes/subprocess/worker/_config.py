@@ -43,6 +43,9 @@ class WorkerConfig:
         max_open_files: ``RLIMIT_NOFILE``.
         max_file_bytes: ``RLIMIT_FSIZE``, bytes.
         network: ``False`` puts each worker in an empty network namespace.
+        network_optional: With ``network=False``: where the kernel refuses network
+            namespaces, run without one (seccomp and the audit hook still refuse
+            network sockets) instead of failing to start.
         policy: The runtime's sandbox policy as JSON-compatible fields (see
             :func:`policy_to_wire`); every snippet of the runtime runs under it.
     """
@@ -52,6 +55,7 @@ class WorkerConfig:
     max_file_bytes: int = 64 << 20
     network: bool = True
     policy: dict[str, Any] = field(default_factory=dict)
+    network_optional: bool = False
 
     def to_json(self) -> str:
         """Encode for the template's command line."""
@@ -61,6 +65,7 @@ class WorkerConfig:
                 "max_open_files": self.max_open_files,
                 "max_file_bytes": self.max_file_bytes,
                 "network": self.network,
+                "network_optional": self.network_optional,
                 "policy": self.policy,
             }
         ).decode()
@@ -75,6 +80,7 @@ class WorkerConfig:
             max_file_bytes=int(data["max_file_bytes"]),
             network=bool(data["network"]),
             policy=dict(data["policy"]),
+            network_optional=bool(data.get("network_optional")),
         )
 
 

@@ -15,6 +15,7 @@ an allocation fails under ``RLIMIT_AS`` (see :mod:`ptcbox.runtimes._wire`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import math
 import os
@@ -323,6 +324,10 @@ class WorkerChannel:
             self._waiters[call_id] = future
             try:
                 reply = yield from future
+            except asyncio.CancelledError:  # the host cancels an async tool (see _trace)
+                with contextlib.suppress(OSError, WireProtocolError):
+                    self.send({"t": "cancel", "id": call_id})
+                raise
             finally:
                 self._waiters.pop(call_id, None)
         return _unpack(reply, name)

@@ -28,6 +28,7 @@ import os
 import signal
 import socket
 import sys
+import sysconfig
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -52,12 +53,14 @@ from ptcbox.runtimes.subprocess.worker._config import (
 )
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
+from ptcbox.runtimes.subprocess.worker._privileges import drop_root
 from ptcbox.runtimes.subprocess.worker._rlimits import (
     address_space_bytes,
     apply_run_limits,
     apply_worker_limits,
     set_no_new_privs,
     set_parent_death_signal,
+    unshare_ipc_uts,
     unshare_network,
 )
 from ptcbox.runtimes.subprocess.worker._seccomp import (
@@ -79,6 +82,13 @@ EXIT_SETUP_FAILED = 71
 """Exit status of a worker whose set-up failed (reported as a crash)."""
 _EXIT_PROTOCOL = 72
 _walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
+
+
+def _code_dirs() -> tuple[str, ...]:
+    """Where the worker's code comes from: the standard library, packages, ptcbox."""
+    paths = sysconfig.get_paths()
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    return (paths["stdlib"], paths["purelib"], paths["platlib"], here)
 
 
 def prepare_walls() -> tuple[int, tuple[str, ...]]:
@@ -147,7 +157,15 @@ def _setup(
         os.environ.update(config.env)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
     if not config.network:
-        unshare_network()
+        try:
+            unshare_network()
+        except OSError:
+            if not config.network_optional:
+                raise
+    with contextlib.suppress(OSError):  # where the kernel allows (see README: security)
+        unshare_ipc_uts()
+    if drop_root(workdir, _code_dirs()) and os.getppid() != template_pid:
+        os._exit(EXIT_SETUP_FAILED)  # the template died while the death signal was unset
     sock.setblocking(True)
     channel = WorkerChannel(sock)
     sys.stdout = channel.stdout
@@ -168,7 +186,7 @@ def _setup(
             landlocked = True
     if process_filter_supported():
         with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
-            forbid_process_creation(confine_dirfd=not landlocked)
+            forbid_process_creation(confine_dirfd=not landlocked, network=config.network)
     apply_run_limits(
         max_memory_bytes=policy.max_memory_bytes,
         max_cpu_seconds=None,
@@ -283,6 +301,10 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
     while True:
         try:
             message = channel.receive()
+            nonce = None
+            if message["t"] == "id":  # a session's execute: its done answers with it
+                nonce = message.get("n")
+                message = channel.receive()
         except (EOFError, OSError):
             return 0
         except WireProtocolError:
@@ -290,6 +312,8 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
         if message["t"] != "run":
             return _EXIT_PROTOCOL
         done = _run(message, channel, gate, state)
+        if isinstance(nonce, str):
+            done["n"] = nonce
         try:
             channel.send(done, orjson_safe=_orjson_safe(done))
         except (WireProtocolError, MemoryError) as exc:

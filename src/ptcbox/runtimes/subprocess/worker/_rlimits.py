@@ -10,7 +10,8 @@ Used by the worker right after it is forked, before any snippet runs:
 - :func:`set_parent_death_signal`: ``prctl(PR_SET_PDEATHSIG)`` so the worker dies with
   the process that forked it; :func:`set_no_new_privs`.
 - :func:`unshare_network`: an empty network namespace (``unshare(CLONE_NEWNET)``, with a
-  user namespace when not root).
+  user namespace when not root); :func:`unshare_ipc_uts`: private SysV IPC / POSIX
+  message queue and host name namespaces.
 
 The seccomp filter is in :mod:`ptcbox.runtimes.subprocess.worker._seccomp`.
 
@@ -36,6 +37,7 @@ __all__ = [
     "process_limit_binds",
     "set_no_new_privs",
     "set_parent_death_signal",
+    "unshare_ipc_uts",
     "unshare_network",
 ]
 
@@ -43,6 +45,8 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWUTS = 0x04000000
 
 _libc: ctypes.CDLL | None = None
 
@@ -174,8 +178,32 @@ def unshare_network() -> None:
     if os.geteuid() == 0:
         check_call(libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)")
         return
+    _unshare_as_self(libc, _CLONE_NEWNET)
+
+
+def unshare_ipc_uts() -> None:
+    """Move this (single-threaded) process into new IPC and UTS namespaces.
+
+    Its SysV IPC objects and POSIX message queues are then its own (gone with it, and
+    invisible to the next worker), and ``sethostname`` changes only its own name. As
+    root directly; otherwise with a user namespace (none is made twice: inside the one
+    :func:`unshare_network` made, this process holds the capability already).
+
+    Raises:
+        OSError: If the kernel refuses (no user namespaces, seccomp, containers).
+    """
+    libc = load_libc()
+    if libc.unshare(_CLONE_NEWIPC | _CLONE_NEWUTS) == 0:
+        return
+    if os.geteuid() == 0:
+        check_call(-1, "unshare(CLONE_NEWIPC|CLONE_NEWUTS)")
+    _unshare_as_self(libc, _CLONE_NEWIPC | _CLONE_NEWUTS)
+
+
+def _unshare_as_self(libc: ctypes.CDLL, flags: int) -> None:
+    """``unshare(CLONE_NEWUSER | flags)``, mapping the current user to itself."""
     uid, gid = os.geteuid(), os.getegid()
-    check_call(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare(CLONE_NEWUSER|CLONE_NEWNET)")
+    check_call(libc.unshare(_CLONE_NEWUSER | flags), f"unshare(CLONE_NEWUSER|{flags:#x})")
     with open("/proc/self/uid_map", "w") as uid_map:
         uid_map.write(f"{uid} {uid} 1\n")
     with contextlib.suppress(FileNotFoundError), open("/proc/self/setgroups", "w") as groups:

@@ -34,7 +34,10 @@ _AT_FDCWD = 0xFFFFFF9C  # -100 as the low 32 bits of an argument
 _REFUSED_PRCTL = (1, 4, 8, 28, 35, 36, 47, 0x59616D61)  # PDEATHSIG DUMPABLE KEEPCAPS
 # SECUREBITS MM CHILD_SUBREAPER CAP_AMBIENT PTRACER: changes that weaken the worker's walls
 _REFUSED_FCNTL = (8, 10, 15)  # F_SETOWN F_SETSIG F_SETOWN_EX: SIGIO/SIGURG to any process
-_REFUSED_IOCTL = (0x8901, 0x8902)  # FIOSETOWN SIOCSPGRP: the same through ioctl
+_REFUSED_IOCTL = (0x8901, 0x8902, 0x40086602, 0x40046602, 0x401C5820)
+# FIOSETOWN SIOCSPGRP: the same through ioctl | FS_IOC_SETFLAGS FS_IOC32_SETFLAGS
+# FS_IOC_FSSETXATTR: chattr +i/+a, files that would survive the working directory's removal
+_AF_INET, _AF_INET6 = 2, 10  # the only socket() families, and only with network access
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,7 @@ class _Table:
     openat2: int
     fcntl: int
     ioctl: int
+    socket: int
     refused: tuple[int, ...]  # EPERM always
     signals: tuple[int, ...]  # EPERM unless the first argument is this process (or 0)
     dirfd: tuple[tuple[int, tuple[int, ...]], ...]  # (syscall, dirfd argument indices)
@@ -60,13 +64,15 @@ _SYSCALLS = {
         openat2=437,
         fcntl=72,
         ioctl=16,
+        socket=41,
         # fork vfork execve execveat | ptrace process_vm_readv/writev kcmp pidfd_getfd
         # pidfd_send_signal tkill | name_to_handle_at open_by_handle_at | mount umount2
         # pivot_root chroot unshare setns open_tree move_mount fsopen fsconfig fsmount
         # fspick mount_setattr | bpf perf_event_open userfaultfd io_uring_* keyctl
         # add_key request_key personality kexec_* *_module swapon swapoff reboot iopl
         # ioperm acct settimeofday clock_settime adjtimex clock_adjtime syslog vhangup
-        # mknod mknodat quotactl | setpriority ioprio_set process_madvise
+        # mknod mknodat quotactl | setpriority ioprio_set process_madvise | SysV IPC
+        # (shm*, sem*, msg*: objects that outlive the worker) and POSIX message queues
         refused=(
             *(57, 58, 59, 322),
             *(101, 310, 311, 312, 438, 424, 200),
@@ -75,6 +81,7 @@ _SYSCALLS = {
             *(165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442),
             *(321, 298, 323, 425, 426, 427, 250, 248, 249, 135, 246, 320, 175, 313, 176),
             *(167, 168, 169, 172, 173, 163, 164, 227, 159, 305, 103, 153, 133, 259, 179),
+            *(29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220, 240, 241, 242, 243, 244, 245),
         ),
         # kill tgkill rt_sigqueueinfo rt_tgsigqueueinfo | sched_setaffinity
         # sched_setscheduler sched_setparam sched_setattr migrate_pages move_pages prlimit64
@@ -95,6 +102,7 @@ _SYSCALLS = {
         openat2=437,
         fcntl=25,
         ioctl=29,
+        socket=198,
         refused=(
             *(221, 281),
             *(117, 270, 271, 272, 438, 424, 130),
@@ -103,6 +111,8 @@ _SYSCALLS = {
             *(40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442),
             *(280, 241, 282, 425, 426, 427, 219, 217, 218, 92, 104, 294, 105, 273, 106),
             *(224, 225, 142, 89, 170, 112, 171, 266, 116, 58, 33, 60),
+            *range(186, 198),
+            *range(180, 186),
         ),
         signals=(129, 131, 138, 240, 122, 119, 118, 274, 238, 239, 261),
         dirfd=(
@@ -114,7 +124,9 @@ _SYSCALLS = {
 }
 
 
-def _process_filter(machine: str, pid: int, confine_dirfd: bool) -> tuple[bytes, int]:
+def _process_filter(
+    machine: str, pid: int, confine_dirfd: bool, network: bool = False
+) -> tuple[bytes, int]:
     table = _SYSCALLS[machine]
     # (opcode, k, jump-if-true label, jump-if-false label); None = next instruction
     program: list[tuple[int, int, str | None, str | None]] = [
@@ -131,6 +143,7 @@ def _process_filter(machine: str, pid: int, confine_dirfd: bool) -> tuple[bytes,
     program.append((_JEQ_K, table.prctl, "prctl", None))
     program.append((_JEQ_K, table.fcntl, "fcntl", None))
     program.append((_JEQ_K, table.ioctl, "ioctl", None))
+    program.append((_JEQ_K, table.socket, "socket", None))
     dirfd_blocks: dict[str, tuple[int, ...]] = {}
     if confine_dirfd:
         program.append((_JEQ_K, table.openat2, "nosys", None))
@@ -157,6 +170,12 @@ def _process_filter(machine: str, pid: int, confine_dirfd: bool) -> tuple[bytes,
         program.append((_LD_ABS_W, 24, None, None))
         program.extend((_JEQ_K, command, "deny", None) for command in refused)
         program.append((_RET_K, _RET_ALLOW, None, None))
+    labels["socket"] = len(program)  # its first argument: the family
+    program.append((_LD_ABS_W, 16, None, None))
+    if network:
+        program.append((_JEQ_K, _AF_INET, "allow", None))
+        program.append((_JEQ_K, _AF_INET6, "allow", None))
+    program.append((_RET_K, _RET_EPERM, None, None))
     for label, indices in dirfd_blocks.items():  # relative to the working directory only
         labels[label] = len(program)
         for position, index in enumerate(indices):
@@ -190,7 +209,7 @@ def process_filter_supported() -> bool:
     return platform.machine() in _SYSCALLS
 
 
-def forbid_process_creation(*, confine_dirfd: bool = False) -> None:
+def forbid_process_creation(*, confine_dirfd: bool = False, network: bool = False) -> None:
     """Install the worker's seccomp filter. Irreversible for this process.
 
     Refused with ``EPERM`` (threads still allowed):
@@ -212,6 +231,14 @@ def forbid_process_creation(*, confine_dirfd: bool = False) -> None:
       ``userfaultfd``, ``io_uring_*`` (its operations bypass seccomp), the key ring,
       ``personality``, module and ``kexec`` loading, ``swapon``, ``reboot``, clock
       setting, ``syslog``, ``acct``, ``quotactl``, ``iopl``/``ioperm``;
+    - new sockets: ``socket()`` of every family (``AF_UNIX``: connecting to the host's
+      Unix sockets, ``AF_NETLINK``, ``AF_PACKET``, raw sockets ...), except ``AF_INET``
+      and ``AF_INET6`` with ``network``; the worker's own socket pair exists already;
+    - SysV IPC (``shmget``/``shmat``/``shmctl``/``shmdt``, ``semget``/``semop``/
+      ``semctl``/``semtimedop``, ``msgget``/``msgsnd``/``msgrcv``/``msgctl``) and POSIX
+      message queues (``mq_*``): objects that outlive the worker;
+    - ``ioctl`` ``FS_IOC_SETFLAGS`` (also the 32-bit one) and ``FS_IOC_FSSETXATTR``:
+      immutable or append-only files (``chattr +i``) that survive the clean-up;
     - ``prctl`` options that weaken the walls (``PR_SET_PDEATHSIG``,
       ``PR_SET_DUMPABLE``, ``PR_SET_PTRACER``, ``PR_SET_MM``, capabilities, ...);
     - with ``confine_dirfd`` (for kernels without Landlock): every ``*at`` call that
@@ -223,6 +250,7 @@ def forbid_process_creation(*, confine_dirfd: bool = False) -> None:
 
     Args:
         confine_dirfd: Also refuse directory-descriptor-relative paths.
+        network: Allow ``socket(AF_INET/AF_INET6, ...)`` (the runtime's ``network``).
 
     Raises:
         OSError: If the kernel refuses the filter, or the machine is not x86-64/arm64.
@@ -230,7 +258,7 @@ def forbid_process_creation(*, confine_dirfd: bool = False) -> None:
     machine = platform.machine()
     if machine not in _SYSCALLS:
         raise OSError(0, f"no seccomp filter for machine {machine!r}")
-    code, length = _process_filter(machine, os.getpid(), confine_dirfd)
+    code, length = _process_filter(machine, os.getpid(), confine_dirfd, network)
     buffer = ctypes.create_string_buffer(code, len(code))
 
     class _Program(ctypes.Structure):

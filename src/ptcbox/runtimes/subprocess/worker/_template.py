@@ -17,10 +17,11 @@ single-threaded:
 - host ``{"t": "quit"}`` or end of file (the host exited or died): kill every worker's
   process group, reap them, remove the base directory and exit.
 
-The base directory (``ptcbox-*`` in the temporary directory, reported to the host in
-``ready``) stays ``flock``-ed while the template lives: if the template is ``SIGKILL``-ed
-the host removes it, and :func:`sweep_dead_bases` removes the unlocked ones that dead
-templates of the same user left behind.
+The base directory (``ptcbox-*`` in ptcbox's per-user parent directory, see
+:mod:`ptcbox.runtimes.subprocess.worker._basedir`; reported to the host in ``ready``)
+stays ``flock``-ed while the template lives: if the template is ``SIGKILL``-ed the host
+removes it, and :func:`~ptcbox.runtimes.subprocess.worker._basedir.sweep_dead_bases`
+removes the unlocked ones that dead templates of the same user left behind.
 
 The pre-forking template follows the zygote / forkserver pattern (Android's zygote,
 ``multiprocessing``'s forkserver).
@@ -39,69 +40,26 @@ import signal
 import socket
 import sys
 import tempfile
-import time
 from typing import Any
 
 import orjson
 
+from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig
 from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
 from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
 
-__all__ = ["BASE_PREFIX", "main", "sweep_dead_bases"]
+__all__ = ["main"]
 
-BASE_PREFIX = "ptcbox-"
-"""Prefix of a template's base directory in the temporary directory."""
 _CONTROL_BYTES = 1 << 16
-_SWEEP_AGE_S = 60.0  # a base directory younger than this may not be locked yet
-
-
-def sweep_dead_bases(root: str) -> list[str]:
-    """Remove base directories under ``root`` that no living template holds.
-
-    Only directories of this user that are older than a minute and whose ``flock`` can
-    be taken (their template is dead) are removed.
-
-    Args:
-        root: The temporary directory the templates use.
-
-    Returns:
-        The directories removed.
-    """
-    removed: list[str] = []
-    try:
-        entries = [entry for entry in os.scandir(root) if entry.name.startswith(BASE_PREFIX)]
-    except OSError:
-        return removed
-    now = time.time()
-    for entry in entries:
-        try:
-            info = entry.stat(follow_symlinks=False)
-            if not entry.is_dir(follow_symlinks=False) or info.st_uid != os.getuid():
-                continue
-            if now - info.st_mtime < _SWEEP_AGE_S:
-                continue
-            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            continue  # a living template holds it
-        else:
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(entry.path)
-        finally:
-            os.close(fd)
-    return removed
 
 
 class _Template:
     def __init__(self, ctl: socket.socket, config: WorkerConfig) -> None:
         self.ctl = ctl
         self.config = config
-        self.base = tempfile.mkdtemp(prefix=BASE_PREFIX)
+        self.base = make_base()
         self.lock_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
         fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until it exits
         self.children: dict[int, tuple[str, int]] = {}  # pid -> (workdir, OOM kills)
@@ -263,13 +221,13 @@ def main(argv: list[str]) -> None:
     try:
         _warm_up()
         prepare_walls()
-        netns = config.network or _probe_network_namespace()
+        netns = not config.network and _probe_network_namespace()
         gc.collect()
         gc.freeze()
         signal.set_wakeup_fd(template.wake_w)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
         template.send({"t": "ready", "pid": template.pid, "netns": netns, "base": template.base})
-        if netns:
+        if netns or config.network or config.network_optional:
             template.serve()
     finally:
         template.shutdown()

@@ -1,0 +1,112 @@
+"""A worker started as root gives up root (Linux): :func:`drop_root`.
+
+The worker switches to user and group :data:`UNPRIVILEGED_ID` (65534, ``nobody``), with
+no supplementary groups, an empty bounding set, no ambient capabilities and no
+capabilities at all, except ``CAP_DAC_READ_SEARCH`` when the Python installation or
+ptcbox cannot be read by that user (e.g. a Python under ``/root``, mode 0700): then the
+worker keeps only that one, in its effective and permitted sets, so imports work; it can
+read (not write) files the Landlock ruleset allows it to read (any file without
+Landlock, as root could). The working directory is handed to that user first. Not
+done as a non-root user (the worker is as unprivileged as its user) or inside a user
+namespace made by the worker itself.
+
+``setuid`` clears the parent-death signal; it is set again here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import stat
+
+from ptcbox.runtimes.subprocess.worker._rlimits import (
+    check_call,
+    load_libc,
+    set_parent_death_signal,
+)
+
+__all__ = ["UNPRIVILEGED_ID", "drop_root", "readable_by_others"]
+
+UNPRIVILEGED_ID = 65534
+"""The user and group id a worker started as root runs as (``nobody``/``nogroup``)."""
+
+_PR_SET_KEEPCAPS = 8
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAP_DAC_READ_SEARCH = 2
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def readable_by_others(path: str) -> bool:
+    """Whether a user with no relation to ``path``'s owners can read it (mode bits)."""
+    path = os.path.abspath(path)
+    parts = path.split(os.sep)
+    for index in range(1, len(parts)):
+        directory = os.sep.join(parts[:index]) or os.sep
+        try:
+            mode = os.stat(directory).st_mode
+        except OSError:
+            return False
+        if not mode & stat.S_IXOTH:
+            return False
+    try:
+        return bool(os.stat(path).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def _last_capability() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", "rb") as last:
+            return int(last.read())
+    except (OSError, ValueError):
+        return 40
+
+
+def drop_root(workdir: str, needed: tuple[str, ...]) -> bool:
+    """Give up root (see the module docstring); nothing when not root.
+
+    Args:
+        workdir: The worker's working directory (handed to :data:`UNPRIVILEGED_ID`).
+        needed: Directories the worker reads code from (the standard library, ptcbox):
+            when one is not readable by others, ``CAP_DAC_READ_SEARCH`` is kept.
+
+    Returns:
+        ``True`` when root was given up.
+
+    Raises:
+        OSError: If a step fails (the worker must not run then).
+    """
+    if os.geteuid() != 0 or os.getuid() != 0:
+        return False
+    libc = load_libc()
+    keep = 0 if all(map(readable_by_others, needed)) else 1 << _CAP_DAC_READ_SEARCH
+    os.chown(workdir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+    check_call(libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "ambient")
+    for cap in range(_last_capability() + 1):
+        if not keep >> cap & 1:
+            check_call(libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "PR_CAPBSET_DROP")
+    check_call(libc.prctl(_PR_SET_KEEPCAPS, 1 if keep else 0, 0, 0, 0), "PR_SET_KEEPCAPS")
+    os.setgroups([])
+    os.setresgid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+    os.setresuid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)(_CapData(keep, keep, 0), _CapData(0, 0, 0))
+    check_call(libc.capset(ctypes.byref(header), data), "capset")
+    check_call(libc.prctl(_PR_SET_KEEPCAPS, 0, 0, 0, 0), "PR_SET_KEEPCAPS")
+    set_parent_death_signal(signal.SIGKILL)
+    return True
