@@ -59,7 +59,7 @@ print(low, get_population(city="Lisbon"))
     assert "def inv_get_stock(sku: str) -> int:" in (listed["run_code"].description or "")
     assert direct.structured_content == {"result": 3} and not direct.is_error
     assert refused.is_error and "shelf empty" in _text(refused)
-    assert _text(ran) == "['hammer', 'saw'] 545000", _text(ran)
+    assert _text(ran) == "[stdout]\n```\n['hammer', 'saw'] 545000\n```", _text(ran)
     assert slow.is_error and "TimeoutError" in _text(slow)
     assert crashed.is_error and "ServerGone" in _text(crashed)
     assert _text(after) == "[value] 709000"

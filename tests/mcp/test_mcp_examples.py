@@ -57,4 +57,4 @@ async def test_readme_serve_command_over_http() -> None:
     finally:
         stop(proc)
     assert [t.name for t in listed] == ["run_code"]
-    assert result.content[0].text == "2"  # type: ignore[union-attr]
+    assert result.content[0].text == "[stdout]\n```\n2\n```"  # type: ignore[union-attr]

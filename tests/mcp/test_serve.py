@@ -67,7 +67,7 @@ async def test_stdio_run_code_keeps_variables_and_streams_output(runtime: str) -
         second = await client.call_tool("run_code", {"code": "n + 1"})
         failed = await client.call_tool("run_code", {"code": "print('before')\n1/0"})
         empty = await client.call_tool("run_code", {"code": "  "})
-    assert (_text(first), first.is_error) == ("got 709000", False)
+    assert (_text(first), first.is_error) == ("[stdout]\n```\ngot 709000\n```", False)
     assert (_text(second), second.is_error) == ("[value] 709001", False)
     assert failed.is_error and "before" in _text(failed)
     assert "[error: ZeroDivisionError]" in _text(failed)

@@ -24,9 +24,9 @@ from ptcbox.projections._stubs import count_tokens
 __all__ = ["SUITE_HEADLINE", "demo_scenario", "token_comparison_section"]
 
 SUITE_HEADLINE = (
-    "run_code (PTC): median 73% fewer tokens than classic (range 31% more to 97% fewer, "
-    "n=13 scenarios); pooled 83% fewer, 73% fewer without regional_revenue; with prompt "
-    "caching, median 55% lower cost (range 61% higher to 96% lower)"
+    "run_code (PTC): median 73% fewer tokens than classic (range 33% more to 97% fewer, "
+    "n=13 scenarios); pooled 82% fewer, 73% fewer without regional_revenue; with prompt "
+    "caching, median 55% lower cost (range 63% higher to 96% lower)"
 )
 """What ``ptcbox bench tokens`` reports for the whole suite (the README quotes it too)."""
 
