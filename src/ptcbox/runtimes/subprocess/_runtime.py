@@ -324,7 +324,7 @@ class SubprocessRuntime:
         message = {
             "t": "run",
             "code": code,
-            "compiled": host_compiled(code, self.policy),
+            "compiled": host_compiled(code, self.policy, block=False),
             "tools": [[name, _doc(spec)] for name, spec in specs.items()],
             "globals": _json_globals(extra_globals),
             "session": session,
