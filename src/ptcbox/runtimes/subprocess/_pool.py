@@ -22,6 +22,7 @@ import socket
 import subprocess
 import weakref
 from collections import deque
+from collections.abc import Hashable
 from typing import Any
 
 import orjson
@@ -364,13 +365,18 @@ class WorkerPool:
         """Execution slots in use."""
         return self._slots.busy
 
-    def slot(self, wait: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
+    def slot(
+        self, wait: float | None = None, caller: Hashable = None
+    ) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold one of ``max_workers`` execution slots for the ``async with`` block.
+
+        Waiters are served per ``caller``, callers in turn (see
+        :mod:`~ptcbox.runtimes.subprocess._slots`).
 
         Raises:
             TimeoutError: No slot was free within ``wait`` seconds (``None``: no bound).
         """
-        return self._slots.hold(self._bind(), wait)
+        return self._slots.hold(self._bind(), wait, caller)
 
     # -- shutdown ------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Final, NamedTuple
@@ -105,10 +105,10 @@ class SubprocessRuntime:
         tool_threads: Threads for sync tools called concurrently from asyncio code in
             snippets, shared by all executions.
         queue_timeout: Longest wait for a free worker slot, in seconds (callers are
-            served first come, first served); ``None`` waits at most the execution's own
-            timeout, so a call returns within about twice its timeout however many
-            executions are queued. Past it, the result is a ``TimeoutError`` (the code
-            did not run).
+            served in turn, see ``caller`` of :meth:`execute`); ``None`` waits at
+            most the execution's own timeout, so a call returns within about twice
+            its timeout however many executions are queued. Past it, the result is a
+            ``TimeoutError`` (the code did not run).
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -191,6 +191,7 @@ class SubprocessRuntime:
         extra_globals: Mapping[str, Any] | None = None,
         on_tool_call: ToolCallCallback | None = None,
         on_output: OutputCallback | None = None,
+        caller: Hashable = None,
     ) -> CodeResult:
         """Run ``code`` in a fresh worker process with the tools of ``namespace``.
 
@@ -204,6 +205,12 @@ class SubprocessRuntime:
             on_tool_call: Called on this event loop with each finished tool call.
             on_output: Called on this event loop as ``on_output(stream, text)`` with
                 output chunks (batched by the worker every few milliseconds).
+            caller: Who is asking (any hashable key: a user, a conversation), for
+                fairness when all ``max_workers`` slots are busy: waiting executions are
+                served first come, first served per caller, and the callers in turn,
+                so one caller's queue cannot hold another's execution back by more
+                than a slot per waiting caller. Executions without one share the
+                caller ``None``; a session is its own caller.
 
         Returns:
             The frozen result. Failures of the code, timeouts, limits, crashes of the
@@ -232,7 +239,7 @@ class SubprocessRuntime:
         wait = prepared.seconds if self._queue_timeout is None else self._queue_timeout
         slot = contextlib.AsyncExitStack()
         try:
-            await slot.enter_async_context(pool.slot(wait))
+            await slot.enter_async_context(pool.slot(wait, caller))
         except TimeoutError:
             return queue_timeout_result(wait, pool.max_workers)
         async with slot:
