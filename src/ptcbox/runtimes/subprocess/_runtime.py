@@ -109,6 +109,10 @@ class SubprocessRuntime:
             most the execution's own timeout, so a call returns within about twice
             its timeout however many executions are queued. Past it, the result is a
             ``TimeoutError`` (the code did not run).
+        rotate_template_after: Workers forked from one template before a fresh
+            template (new hash seed, new memory layout) replaces it; it starts in the
+            background and is swapped in when ready, the old one quits when its last
+            running worker exits. ``None`` keeps one template for the runtime's life.
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -132,6 +136,7 @@ class SubprocessRuntime:
         max_file_bytes: int = 64 << 20,
         tool_threads: int = 32,
         queue_timeout: float | None = None,
+        rotate_template_after: int | None = 500,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
@@ -139,6 +144,8 @@ class SubprocessRuntime:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         if min_idle < 0:
             raise ValueError(f"min_idle must be >= 0, got {min_idle}")
+        if rotate_template_after is not None and rotate_template_after < 1:
+            raise ValueError(f"rotate_template_after must be >= 1, got {rotate_template_after}")
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
@@ -159,6 +166,7 @@ class SubprocessRuntime:
             min_idle=min_idle,
             max_workers=max_workers,
             need_network_namespace=network is False,
+            rotate_after=rotate_template_after,
         )
         self._tools = ToolTable()
         self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
