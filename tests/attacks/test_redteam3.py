@@ -609,7 +609,7 @@ async def test_cancelling_at_every_await_point_never_leaks_a_slot() -> None:
             30,
         )
         assert [r.value for r in results] == [1, 2, 3, 4, 5]
-        assert not [w for w in pool._slots._waiters if not w.done()]
+        assert pool._slots.waiting() == 0
 
 
 async def test_closing_the_runtime_mid_flight_ends_every_execution() -> None:
