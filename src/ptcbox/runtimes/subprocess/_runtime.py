@@ -136,7 +136,7 @@ class SubprocessRuntime:
         max_file_bytes: int = 64 << 20,
         tool_threads: int = 32,
         queue_timeout: float | None = None,
-        rotate_template_after: int | None = 500,
+        rotate_template_after: int | None = 1000,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
