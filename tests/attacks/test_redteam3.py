@@ -517,7 +517,7 @@ async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compi
         hosted = await runtime.execute(code, {}, timeout=10)
         from ptcbox.runtimes.subprocess import _runtime as _subprocess
 
-        monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy: None)
+        monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy, **_: None)
         worker = await runtime.execute(code, {}, timeout=10)
     assert not hosted.ok
     assert (hosted.error_type, hosted.error) == (worker.error_type, worker.error)
