@@ -517,7 +517,7 @@ async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compi
         hosted = await runtime.execute(code, {}, timeout=10)
         from ptcbox.runtimes.subprocess import _runtime as _subprocess
 
-        monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy: None)
+        monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy, **_: None)
         worker = await runtime.execute(code, {}, timeout=10)
     assert not hosted.ok
     assert (hosted.error_type, hosted.error) == (worker.error_type, worker.error)
@@ -609,7 +609,7 @@ async def test_cancelling_at_every_await_point_never_leaks_a_slot() -> None:
             30,
         )
         assert [r.value for r in results] == [1, 2, 3, 4, 5]
-        assert not [w for w in pool._slots._waiters if not w.done()]
+        assert pool._slots.waiting() == 0
 
 
 async def test_closing_the_runtime_mid_flight_ends_every_execution() -> None:

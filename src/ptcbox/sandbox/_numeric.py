@@ -19,9 +19,11 @@ bound in the loop is forgotten (the back edge).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
+
+from ptcbox.sandbox._bindings import BindingIndex
 
 __all__ = ["NumericScopes", "bound_names"]
 
@@ -85,16 +87,6 @@ def bound_names(nodes: list[Any]) -> set[str]:
     return found
 
 
-def _walk(tree: ast.AST) -> list[Any]:
-    """Every node of ``tree``, like ``ast.walk`` (faster)."""
-    nodes = [tree]
-    index = 0
-    while index < len(nodes):
-        nodes.extend(_children(nodes[index]))
-        index += 1
-    return nodes
-
-
 class NumericScopes:
     """Tracks the provably-numeric names while the transformer walks the tree in order."""
 
@@ -103,7 +95,7 @@ class NumericScopes:
         self.never: set[str] = set()
         self.builtins_shadowed: set[str] = set()
         self._started = False
-        self._bound: dict[int, frozenset[str]] = {}  # id(node): the tree keeps it alive
+        self._index: BindingIndex | None = None
 
     # -- scopes ---------------------------------------------------------------------------
 
@@ -111,8 +103,9 @@ class NumericScopes:
     def scope(self, node: ast.AST) -> Iterator[None]:
         if not self._started:
             self._started = True
-            self.never, bound = _global_like_and_all_bound(node)
-            self.builtins_shadowed = {n for n in ("range", "enumerate") if n in bound}
+            self._index = index = BindingIndex(node)
+            self.never = index.never
+            self.builtins_shadowed = {n for n in ("range", "enumerate") if n in index.everywhere}
         if not isinstance(node, ast.Module):
             self.kill(getattr(node, "name", None))
         saved = self.current
@@ -124,16 +117,18 @@ class NumericScopes:
             if not isinstance(node, ast.Module | ast.Lambda):
                 self.kill(getattr(node, "name", None))
 
-    def bound(self, node: ast.AST) -> frozenset[str]:
-        """:func:`bound_names` of one node, computed once per node.
+    def not_bound_in(self, node: ast.AST, names: Iterable[str]) -> set[str]:
+        """Those of ``names`` that nothing inside ``node`` binds (in its own scope).
 
-        The transform only adds loads (guard calls), never bindings, so a subtree's
-        bound names stay what they were before it was visited.
+        Answered from the :class:`~ptcbox.sandbox._bindings.BindingIndex` of the tree (a
+        binary search per name, so deep nesting stays linear); a node the transform
+        made is walked. The transform only adds loads (guard calls), never bindings, so
+        a subtree's bound names stay what they were before it was visited.
         """
-        found = self._bound.get(id(node))
-        if found is None:
-            found = self._bound[id(node)] = frozenset(bound_names([node]))
-        return found
+        index = self._index
+        if index is not None and index.knows(node):
+            return index.not_bound_in(node, names)
+        return set(names) - bound_names([node])
 
     def kill(self, name: str | None) -> None:
         if name is not None:
@@ -204,26 +199,26 @@ class NumericScopes:
     def visit_loop(self, tf: _Visitor, node: ast.For) -> ast.For:
         """Visit a ``for`` statement (target, iter, body, else) with the flow rules."""
         before = set(self.current)
-        killed = self.bound(node)
+        kept = self.not_bound_in(node, before)
         numeric = self._numeric_target(node.target, node.iter)
         node.iter = tf.visit(node.iter)
         node.target = tf.visit(node.target)
         if numeric is not None and numeric not in self.never:
             node.iter = self._wrap_iter(node.iter)
-        self.current = before - killed
+        self.current = set(kept)
         if numeric is not None and numeric not in self.never:
             self.current.add(numeric)
         node.body = _visit_block(tf, node.body)
-        self.current = before - killed
+        self.current = set(kept)
         node.orelse = _visit_block(tf, node.orelse)
-        self.current = before - killed
+        self.current = kept
         return node
 
     def visit_compound(self, tf: _Visitor, node: Any, *, loop: bool) -> Any:
         """Visit if/while/try/with: every block starts from what held before."""
         before = set(self.current)
-        killed = self.bound(node)
-        start = before - killed if loop else before
+        kept = self.not_bound_in(node, before)
+        start = set(kept) if loop else before
         for field, value in ast.iter_fields(node):
             self.current = set(start)
             if isinstance(value, list):
@@ -241,8 +236,8 @@ class NumericScopes:
             if not loop and field in ("test", "items"):
                 start = set(self.current)  # condition/context bound before the blocks
             elif isinstance(node, ast.Try) and field == "body":
-                start = before - killed
-        self.current = before - killed
+                start = set(kept)
+        self.current = kept
         return node
 
     def visit_comprehension(self, tf: _Visitor, node: Any) -> Any:
@@ -251,7 +246,7 @@ class NumericScopes:
         lazy = isinstance(node, ast.GeneratorExp)
         # a comprehension is a loop: every name bound anywhere in it (targets, walrus)
         # may hold a later iteration's value
-        self.current = set() if lazy else set(outer) - self.bound(node)
+        self.current = set() if lazy else self.not_bound_in(node, outer)
         for gen in node.generators:
             numeric = self._numeric_target(gen.target, gen.iter)
             gen.iter = tf.visit(gen.iter)
@@ -265,31 +260,8 @@ class NumericScopes:
             node.value = tf.visit(node.value)
         else:
             node.elt = tf.visit(node.elt)
-        self.current = outer - self.bound(node)
+        self.current = self.not_bound_in(node, outer)
         return node
-
-
-def _global_like_and_all_bound(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """Names declared ``global``/``nonlocal`` anywhere, and every name bound anywhere."""
-    never: set[str] = set()
-    out: set[str] = set()
-    for node in _walk(tree):
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                out.add(node.id)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            never.update(node.names)
-        elif isinstance(node, _SCOPES) and not isinstance(node, ast.Lambda):
-            out.add(node.name)
-        elif isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, ast.alias):
-            out.add((node.asname or node.name).split(".")[0])
-        elif (isinstance(node, ast.ExceptHandler) and node.name) or (
-            isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
-        ):
-            out.add(node.name)
-    return never, out
 
 
 def _visit_block(tf: _Visitor, stmts: list[ast.stmt]) -> list[ast.stmt]:

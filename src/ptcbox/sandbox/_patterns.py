@@ -47,7 +47,7 @@ class PatternVisitors(RestrictingNodeTransformer):
             check = ast.Expr(value=global_call("_match_args_", *[self.visit(c) for c in classes]))
             copy_locations(check, node)
         node.subject = self.visit(node.subject)
-        before = set(self.numeric.current) - self.numeric.bound(node)
+        before = self.numeric.not_bound_in(node, self.numeric.current)
         for case in node.cases:
             self.numeric.current = set(before)
             self._check_pattern(case.pattern)

@@ -8,13 +8,16 @@ errors as it always did.
 
 from __future__ import annotations
 
+import asyncio
 import marshal
+import time
 from typing import Any
 
 import pytest
 
 from ptcbox import SubprocessRuntime
 from ptcbox.errors import PolicyViolation
+from ptcbox.runtimes.subprocess import _compile
 from ptcbox.runtimes.subprocess import _runtime as _subprocess
 from ptcbox.runtimes.subprocess._compile import (
     HOST_COMPILE_MAX_BYTES,
@@ -40,6 +43,14 @@ def _seen_twice(code: str, policy: SandboxPolicy) -> Any:
     """What the host sends the second time it sees ``code`` (the first time: nothing)."""
     host_compiled(code, policy)
     return host_compiled(code, policy)
+
+
+async def _compiled_off_loop(code: str, policy: SandboxPolicy) -> None:
+    """Wait until the background compile of ``code`` (started by a run) has finished."""
+    deadline = time.monotonic() + 60
+    while (code, policy.restricted) not in _compile._ready:
+        assert time.monotonic() < deadline, "the background compile never finished"
+        await asyncio.sleep(0.01)
 
 
 def _same_as_worker(code: str, policy: SandboxPolicy) -> Any:
@@ -108,7 +119,7 @@ def _ship(monkeypatch: pytest.MonkeyPatch, shipped: str, *, magic: str | None = 
     fields = encode_compiled(_same_as_worker(shipped, RESTRICTED))
     if magic is not None:
         fields = [magic, *fields[1:]]
-    monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy: fields)
+    monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy, **_: fields)
 
 
 async def test_the_worker_runs_the_code_object_the_host_sent(
@@ -144,6 +155,8 @@ async def test_both_paths_report_the_same_results_and_errors() -> None:
     async with no_leaks(), SubprocessRuntime(min_idle=0) as runtime:
         for code in cases:
             await runtime.execute(code, {})  # the first time the worker compiles it
+            await runtime.execute(code, {})  # the second: the host compiles it off-loop
+            await _compiled_off_loop(code, RESTRICTED)
             short = await runtime.execute(code, {})
             long = await runtime.execute(code + padding, {})
             assert short.ok == long.ok, code
@@ -155,3 +168,71 @@ async def test_both_paths_report_the_same_results_and_errors() -> None:
             if short.error is not None:
                 assert long.error is not None
                 assert short.error == long.error, code
+
+
+def test_a_runtime_never_compiles_on_the_calling_thread() -> None:
+    """``block=False``: the compile runs in the background; later calls get its result."""
+    code = "x = 'off the loop'\n"
+    assert host_compiled(code, RESTRICTED, block=False) is None  # first sight
+    assert host_compiled(code, RESTRICTED, block=False) is None  # started, not waited for
+    deadline = time.monotonic() + 60
+    while (fields := host_compiled(code, RESTRICTED, block=False)) is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert fields == encode_compiled(_same_as_worker(code, RESTRICTED))
+
+
+def _heavy_snippet() -> str:
+    """Close to :data:`HOST_COMPILE_MAX_CHARS`, and slow to transform (a guard per read)."""
+    lines = ["s = 'x'"]
+    while len("\n".join(lines)) < HOST_COMPILE_MAX_CHARS - 60:
+        lines.append("s.upper; s.lower; s.strip; s.title; s.count")
+    lines.append("print(s)")
+    return "\n".join(lines) + "\n"
+
+
+async def _loop_cpu_per_tick(runtime: SubprocessRuntime, code: str, runs: int) -> float:
+    """The most CPU time the loop's own thread spent between two ticks over ``runs``.
+
+    CPU time of the loop thread: the load on the machine does not count in it.
+    """
+    ticks: list[float] = []
+    stop = False
+
+    async def tick() -> None:
+        while not stop:
+            before = time.thread_time()
+            await asyncio.sleep(0.001)
+            ticks.append(time.thread_time() - before)
+
+    ticker = asyncio.create_task(tick())
+    for _ in range(runs):
+        result = await runtime.execute(code, {})
+        assert (result.ok, result.stdout) == (True, "x\n"), result.error
+        for _ in range(500):  # a background compile finishes (none if it ran on the loop)
+            if (code, True) in _compile._ready or len(code) > HOST_COMPILE_MAX_CHARS:
+                break
+            await asyncio.sleep(0.01)
+    stop = True
+    await ticker
+    return max(ticks)
+
+
+async def test_the_event_loop_is_not_blocked_by_a_host_compile() -> None:
+    """Issue 13, item 3: the host compiles a repeated snippet in a thread, not on the loop.
+
+    The same snippet padded past :data:`HOST_COMPILE_MAX_CHARS` is never compiled by the
+    host: its runs show what a tick costs the loop anyway (the pre-flight parse ...).
+    The runs of the short one may not cost a tick half a compile more. When the host
+    compiled on the loop, one tick held the whole compile.
+    """
+    code = _heavy_snippet()
+    assert len(code) <= HOST_COMPILE_MAX_CHARS
+    started = time.thread_time()
+    compile_snippet(code, RESTRICTED, os_enforced_limits=True, cache=False)
+    compile_cpu = time.thread_time() - started
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as runtime:
+        baseline = await _loop_cpu_per_tick(runtime, code + "#" * HOST_COMPILE_MAX_CHARS, 4)
+        repeated = await _loop_cpu_per_tick(runtime, code, 4)  # 2nd run: the host compiles
+    assert repeated < baseline + compile_cpu / 2, (repeated, baseline, compile_cpu)
+    assert (code, True) in _compile._ready  # the host did compile it, off the loop

@@ -38,3 +38,59 @@ def test_slots_serve_waiters_in_arrival_order() -> None:
         return order
 
     assert asyncio.run(main()) == [0, 1, 2]
+
+
+def test_slots_serve_callers_in_turn() -> None:
+    """Per caller first come, first served; a freed slot goes to the callers in turn."""
+
+    async def main() -> list[str]:
+        slots = ExecutionSlots(1)
+        loop = asyncio.get_running_loop()
+        order: list[str] = []
+
+        async def run(caller: str, n: int) -> None:
+            async with slots.hold(loop, caller=caller):
+                order.append(f"{caller}{n}")
+                await asyncio.sleep(0)
+
+        slots.take()
+        tasks = [asyncio.create_task(run("a", n)) for n in range(4)]
+        await asyncio.sleep(0)
+        tasks += [asyncio.create_task(run("b", n)) for n in range(2)]
+        tasks.append(asyncio.create_task(run("c", 0)))
+        await asyncio.sleep(0)
+        assert slots.waiting() == 7
+        slots.free()
+        await asyncio.gather(*tasks)
+        assert slots.busy == 0 and slots.available() and slots.waiting() == 0
+        return order
+
+    assert asyncio.run(main()) == ["a0", "b0", "c0", "a1", "b1", "a2", "a3"]
+
+
+def test_a_slot_handed_to_a_waiter_that_gave_up_is_passed_on() -> None:
+    async def main() -> None:
+        slots = ExecutionSlots(1)
+        loop = asyncio.get_running_loop()
+        inside = asyncio.Event()
+        leave = asyncio.Event()
+
+        async def run(caller: str) -> None:
+            async with slots.hold(loop, caller=caller):
+                inside.set()
+                await leave.wait()
+
+        slots.take()
+        gives_up = asyncio.create_task(run("x"))
+        other = asyncio.create_task(run("y"))
+        await asyncio.sleep(0)
+        slots.free()  # handed to "x" ...
+        gives_up.cancel()  # ... which is cancelled before it runs: "y" gets it
+        await asyncio.gather(gives_up, return_exceptions=True)
+        await asyncio.wait_for(inside.wait(), 5)
+        assert slots.busy == 1 and slots.waiting() == 0
+        leave.set()
+        await other
+        assert slots.busy == 0
+
+    asyncio.run(main())

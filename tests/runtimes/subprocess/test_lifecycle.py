@@ -195,7 +195,7 @@ async def test_the_fast_hand_out_never_jumps_the_queue_for_a_slot() -> None:
         assert pool.take_idle_now() is None  # the only slot is taken
         second = asyncio.ensure_future(runtime.execute("2", tools))
         await anyio.sleep(0.05)
-        assert pool._slots._waiters and pool.take_idle_now() is None
+        assert pool._slots.waiting() == 1 and pool.take_idle_now() is None
         results = await asyncio.gather(first, second)
         assert [r.ok for r in results] == [True, True]
         assert results[1].value == 2

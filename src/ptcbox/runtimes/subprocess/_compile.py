@@ -15,6 +15,11 @@ the same reasons the host leaves to the worker snippets over
 :data:`HOST_COMPILE_MAX_CHARS`, ones it fails to compile (the worker reports the error
 as it always does) and ones whose code is over :data:`HOST_COMPILE_MAX_BYTES`.
 
+The runtime never compiles on its event loop (``block=False``): the second sight of a
+snippet starts the compile in a background thread and still leaves this run to the
+worker; later runs get the code object. A long compile then costs the loop no more
+than the interpreter's switch interval at a time (issue 13, item 3).
+
 Only the host produces this data and only the worker reads it, so nothing the worker
 sends is ever unmarshalled. The worker falls back to compiling the source when the
 bytecode magic number differs (another Python version).
@@ -23,7 +28,8 @@ bytecode magic number differs (another Python version).
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
+import threading
+from collections import OrderedDict, deque
 from typing import Any
 
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
@@ -48,9 +54,14 @@ _SEEN_SIZE = 1024
 
 
 _seen: OrderedDict[tuple[str, bool], None] = OrderedDict()
+_ready: OrderedDict[tuple[str, bool], list[Any] | None] = OrderedDict()  # off-loop results
+_pending: set[tuple[str, bool]] = set()
+_lock = threading.Lock()
+_queue: deque[tuple[str, bool]] = deque()
+_compiling = False
 
 
-def host_compiled(code: str, policy: SandboxPolicy) -> list[Any] | None:
+def host_compiled(code: str, policy: SandboxPolicy, *, block: bool = True) -> list[Any] | None:
     """The encoded ``code`` compiled as a worker would, or ``None``.
 
     The fields are those of
@@ -59,6 +70,13 @@ def host_compiled(code: str, policy: SandboxPolicy) -> list[Any] | None:
     ``None`` (the worker compiles) the first time the host sees ``code`` under this
     kind of policy, and for snippets it does not compile (see the module docstring).
     Cached: an LRU of 256 compiled snippets, and of the last 1,024 sources seen.
+
+    Args:
+        code: The snippet.
+        policy: The runtime's policy (only whether it is restricted matters).
+        block: ``False`` never compiles in the calling thread: a snippet not compiled
+            yet is handed to a background thread and ``None`` returned (the worker
+            compiles it this time).
     """
     if len(code) > HOST_COMPILE_MAX_CHARS:
         return None
@@ -68,7 +86,44 @@ def host_compiled(code: str, policy: SandboxPolicy) -> list[Any] | None:
         if len(_seen) > _SEEN_SIZE:
             _seen.popitem(last=False)
         return None
-    return _host_compiled(code, policy.restricted)
+    if block:
+        return _host_compiled(code, policy.restricted)
+    return _compiled_off_thread(key)
+
+
+def _compiled_off_thread(key: tuple[str, bool]) -> list[Any] | None:
+    global _compiling  # one compile thread at a time, for the process
+    with _lock:
+        if key in _ready:
+            _ready.move_to_end(key)
+            return _ready[key]
+        if key in _pending:
+            return None
+        _pending.add(key)
+        _queue.append(key)
+        if not _compiling:  # the thread ends when the queue is empty: none is left idle
+            _compiling = True
+            threading.Thread(target=_compile_queued, name="ptcbox-compile", daemon=True).start()
+    return None
+
+
+def _compile_queued() -> None:
+    global _compiling
+    while True:
+        with _lock:
+            if not _queue:
+                _compiling = False
+                return
+            key = _queue.popleft()
+        fields = None
+        try:
+            fields = _host_compiled(*key)
+        finally:
+            with _lock:
+                _pending.discard(key)
+                _ready[key] = fields
+                if len(_ready) > _CACHE_SIZE:
+                    _ready.popitem(last=False)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)

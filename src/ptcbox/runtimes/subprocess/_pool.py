@@ -22,6 +22,7 @@ import socket
 import subprocess
 import weakref
 from collections import deque
+from collections.abc import Hashable
 from typing import Any
 
 import orjson
@@ -29,6 +30,7 @@ import orjson
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._launch import launch_template, start_errors
+from ptcbox.runtimes.subprocess._rotation import TemplateRotation, note_exit
 from ptcbox.runtimes.subprocess._slots import ExecutionSlots
 from ptcbox.runtimes.subprocess.worker._basedir import BASE_PREFIX, parent_dir, sweep_dead_bases
 
@@ -53,6 +55,8 @@ class WorkerPool:
         max_workers: Executions that may run at once (others wait for a slot).
         need_network_namespace: Fail to start when empty network namespaces are not
             available.
+        rotate_after: Forks per template before a fresh one replaces it (see
+            :mod:`~ptcbox.runtimes.subprocess._rotation`); ``None`` never.
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class WorkerPool:
         min_idle: int,
         max_workers: int,
         need_network_namespace: bool,
+        rotate_after: int | None = None,
     ) -> None:
         self._config_json = config_json
         self._env = env
@@ -80,6 +85,7 @@ class WorkerPool:
         self._workers: dict[int, WorkerHandle] = {}
         self._releasing: set[WorkerHandle] = set()  # released, awaiting the next iteration
         self._slots = ExecutionSlots(max_workers)
+        self._rotation = TemplateRotation(self, rotate_after)
         self.closed = False
         _LIVE_POOLS.add(self)
 
@@ -109,6 +115,7 @@ class WorkerPool:
         if self._ctl is not None:
             loop.add_reader(self._ctl.fileno(), self._on_control)
             self._refill()
+        self._rotation.rebind(loop)
         return loop
 
     async def start(self) -> None:
@@ -193,10 +200,7 @@ class WorkerPool:
             if kind == "exit":
                 worker = self._workers.pop(int(message["pid"]), None)
                 if worker is not None:
-                    worker.cpu_seconds = float(message.get("cpu") or 0.0)
-                    worker.max_rss_bytes = int(message.get("maxrss") or 0)
-                    worker.oom_killed = bool(message.get("oom"))
-                    worker.set_exit(message.get("signal"), message.get("code"))
+                    note_exit(worker, message)
                     if worker in self._idle:
                         self._idle.remove(worker)
                         worker.close()
@@ -250,6 +254,7 @@ class WorkerPool:
     def _on_worker(self, worker: WorkerHandle) -> None:
         self._requested = max(0, self._requested - 1)
         self._workers[worker.pid] = worker
+        self._rotation.forked()
         if self.closed:
             worker.kill()
             worker.close()
@@ -364,18 +369,24 @@ class WorkerPool:
         """Execution slots in use."""
         return self._slots.busy
 
-    def slot(self, wait: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
+    def slot(
+        self, wait: float | None = None, caller: Hashable = None
+    ) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold one of ``max_workers`` execution slots for the ``async with`` block.
+
+        Waiters are served per ``caller``, callers in turn (see
+        :mod:`~ptcbox.runtimes.subprocess._slots`).
 
         Raises:
             TimeoutError: No slot was free within ``wait`` seconds (``None``: no bound).
         """
-        return self._slots.hold(self._bind(), wait)
+        return self._slots.hold(self._bind(), wait, caller)
 
     # -- shutdown ------------------------------------------------------------------------
 
     def kill_all(self) -> None:
         """Kill every worker and the template at once (synchronous; also at exit)."""
+        self._rotation.kill_all()
         for worker in list(self._workers.values()):
             worker.kill()
         proc = self._proc
@@ -392,6 +403,7 @@ class WorkerPool:
         if self.closed:
             return
         self.closed = True
+        await self._rotation.aclose()
         for worker in list(self._releasing):
             self._release_now(worker)
         for worker in list(self._workers.values()):

@@ -18,7 +18,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Final, NamedTuple
@@ -105,10 +105,14 @@ class SubprocessRuntime:
         tool_threads: Threads for sync tools called concurrently from asyncio code in
             snippets, shared by all executions.
         queue_timeout: Longest wait for a free worker slot, in seconds (callers are
-            served first come, first served); ``None`` waits at most the execution's own
-            timeout, so a call returns within about twice its timeout however many
-            executions are queued. Past it, the result is a ``TimeoutError`` (the code
-            did not run).
+            served in turn, see ``caller`` of :meth:`execute`); ``None`` waits at
+            most the execution's own timeout, so a call returns within about twice
+            its timeout however many executions are queued. Past it, the result is a
+            ``TimeoutError`` (the code did not run).
+        rotate_template_after: Workers forked from one template before a fresh
+            template (new hash seed, new memory layout) replaces it; it starts in the
+            background and is swapped in when ready, the old one quits when its last
+            running worker exits. ``None`` keeps one template for the runtime's life.
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -132,6 +136,7 @@ class SubprocessRuntime:
         max_file_bytes: int = 64 << 20,
         tool_threads: int = 32,
         queue_timeout: float | None = None,
+        rotate_template_after: int | None = 1000,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
@@ -139,6 +144,8 @@ class SubprocessRuntime:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         if min_idle < 0:
             raise ValueError(f"min_idle must be >= 0, got {min_idle}")
+        if rotate_template_after is not None and rotate_template_after < 1:
+            raise ValueError(f"rotate_template_after must be >= 1, got {rotate_template_after}")
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
@@ -159,6 +166,7 @@ class SubprocessRuntime:
             min_idle=min_idle,
             max_workers=max_workers,
             need_network_namespace=network is False,
+            rotate_after=rotate_template_after,
         )
         self._tools = ToolTable()
         self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
@@ -191,6 +199,7 @@ class SubprocessRuntime:
         extra_globals: Mapping[str, Any] | None = None,
         on_tool_call: ToolCallCallback | None = None,
         on_output: OutputCallback | None = None,
+        caller: Hashable = None,
     ) -> CodeResult:
         """Run ``code`` in a fresh worker process with the tools of ``namespace``.
 
@@ -204,6 +213,12 @@ class SubprocessRuntime:
             on_tool_call: Called on this event loop with each finished tool call.
             on_output: Called on this event loop as ``on_output(stream, text)`` with
                 output chunks (batched by the worker every few milliseconds).
+            caller: Who is asking (any hashable key: a user, a conversation), for
+                fairness when all ``max_workers`` slots are busy: waiting executions are
+                served first come, first served per caller, and the callers in turn,
+                so one caller's queue cannot hold another's execution back by more
+                than a slot per waiting caller. Executions without one share the
+                caller ``None``; a session is its own caller.
 
         Returns:
             The frozen result. Failures of the code, timeouts, limits, crashes of the
@@ -232,7 +247,7 @@ class SubprocessRuntime:
         wait = prepared.seconds if self._queue_timeout is None else self._queue_timeout
         slot = contextlib.AsyncExitStack()
         try:
-            await slot.enter_async_context(pool.slot(wait))
+            await slot.enter_async_context(pool.slot(wait, caller))
         except TimeoutError:
             return queue_timeout_result(wait, pool.max_workers)
         async with slot:
@@ -324,7 +339,7 @@ class SubprocessRuntime:
         message = {
             "t": "run",
             "code": code,
-            "compiled": host_compiled(code, self.policy),
+            "compiled": host_compiled(code, self.policy, block=False),
             "tools": [[name, _doc(spec)] for name, spec in specs.items()],
             "globals": _json_globals(extra_globals),
             "session": session,

@@ -58,7 +58,7 @@ class SubprocessSession:
         prepared = runtime._prepare(code, namespace, timeout, extra_globals, True)
         if prepared.refusal is not None:
             return prepared.refusal
-        async with self._lock, runtime._pool.slot():
+        async with self._lock, runtime._pool.slot(caller=self):  # its own turn
             if self._closed:
                 raise RuntimeClosedError("session")
             if self._ended is not None:
