@@ -36,6 +36,7 @@ from ptcbox._loop import BackgroundLoop, run_in_new_thread
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
 from ptcbox._tracing import ExecutionSpan
+from ptcbox._tracing_calls import traced_namespace
 from ptcbox.projections import ToolProjection, binder_for
 from ptcbox.runtimes import (
     CodeRuntime,
@@ -274,6 +275,7 @@ async def aexecute(
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
     trace = _execution_span(runtime, policy, timeout)
+    namespace = dict(traced_namespace(trace, namespace))
     options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
     try:
         result = await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
@@ -337,6 +339,7 @@ def execute(
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
     trace = _execution_span(runtime, policy, timeout)
+    namespace = dict(traced_namespace(trace, namespace))
     options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
     try:
         result = run_blocking(
