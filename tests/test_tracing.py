@@ -213,3 +213,18 @@ async def test_a_tool_call_span_is_current_while_the_tool_runs(
     assert len(calls) == execution.attributes["ptcbox.tool_calls"] == 3
     (bad,) = [s for s in calls if s.attributes["ptcbox.tool.ok"] is False]
     assert bad.name == "execute_tool fetch" and bad.attributes["error.type"] == "TypeError"
+
+
+def test_without_a_recording_provider_tools_are_not_wrapped() -> None:
+    code = (
+        "from ptcbox._tracing import ExecutionSpan\n"
+        "from ptcbox._tracing_calls import traced_namespace\n"
+        "trace = ExecutionSpan('ThreadRuntime', None, 1.0)\n"
+        "namespace = {}\n"
+        "print(trace.active, traced_namespace(trace, namespace) is namespace)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

@@ -177,8 +177,9 @@ class ExecutionSpan:
 
     @property
     def active(self) -> bool:
-        """Whether spans are recorded (OpenTelemetry is present)."""
-        return self._span is not None
+        """Whether spans are recorded (OpenTelemetry present, a recording provider set:
+        without one, the tools are not wrapped and cost nothing more)."""
+        return self._span is not None and self._span.is_recording()
 
     def start_call(self, index: int, name: str) -> Span | None:
         """Start the span of call ``index`` (its position in the result's records)."""

@@ -77,7 +77,7 @@ class Deadline:
         with self._lock:
             total = self._paused
             if self._pauses:
-                total += (_perf() if now is None else now) - self._since
+                total += max((_perf() if now is None else now) - self._since, 0.0)
         return total
 
     def end(self) -> float:
