@@ -228,3 +228,22 @@ def test_without_a_recording_provider_tools_are_not_wrapped() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_aexecute_on_the_shared_runtime_nests_the_tools_spans(
+    spans: InMemorySpanExporter, anyio_backend: str
+) -> None:
+    result = await ptcbox.aexecute(
+        "print(await fetch(url='a'))\nprint(await afetch(url='b'))",
+        tools=[fetch, afetch],
+        runtime="thread",
+    )
+    assert result.ok and result.stdout == "A\nB\n", result
+    finished = list(spans.get_finished_spans())
+    for own, tool_span in (("GET", "execute_tool fetch"), ("GET async", "execute_tool afetch")):
+        (made,) = [s for s in finished if s.name == own]
+        parent = _parent(finished, made)
+        assert parent.name == tool_span
+        assert _parent(finished, parent).name == "ptcbox.execute"

@@ -118,13 +118,15 @@ class _OnCallerLoop:
     coroutine is sent back there with ``asyncio.run_coroutine_threadsafe``.
     """
 
-    __slots__ = ("_caller", "_projection", "is_async", "signature")
+    __slots__ = ("_caller", "_projection", "call_scope", "is_async", "signature")
 
     def __init__(self, projection: ToolProjection, caller: asyncio.AbstractEventLoop) -> None:
         self._projection = projection
         self._caller = caller
         self.signature = binder_for(projection).signature  # positional binding still works
         self.is_async = runs_on_loop(projection)
+        # called in the runtime's call context: a wrapped tool asking for its scope gets it
+        self.call_scope = getattr(projection, "call_scope", False) is True
 
     @property
     def name(self) -> str:
