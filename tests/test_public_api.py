@@ -41,6 +41,7 @@ INTERNAL_MODULES: dict[str, str] = {
     "ptcbox._jsonable": "conversion helpers shared by the runtimes; not part of the API",
     "ptcbox._loop": "the private event loop thread behind execute(); not part of the API",
     "ptcbox._tracing": "span helpers for the facade and the agent glue; spans are the API",
+    "ptcbox._tracing_calls": "the tool-call spans' wrapper; spans are the API",
     "ptcbox._render": "the layout behind CodeResult.render(); not part of the API",
 }
 """Private modules whose ``__all__`` is for sibling modules, with the reason."""

@@ -7,6 +7,7 @@ run_code`` > ``ptcbox.execute`` > one ``execute_tool <name>`` per call the code 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import ptcbox
 from ptcbox.agent_glue import Agent, RunCodeTool, ScriptedProvider, ScriptedTurn, ToolRegistry
 from ptcbox.demo import GATHER_SNIPPET, TASK, ExpenseTools, create_database
-from ptcbox.runtimes import ThreadRuntime
+from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
 
 _EXPORTER = InMemorySpanExporter()
 
@@ -137,3 +138,112 @@ def test_without_opentelemetry_nothing_changes() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "None"]
+
+
+_TOOL_TRACER = trace.get_tracer("a-tool")
+
+
+def fetch(url: str) -> str:
+    """A sync tool that makes its own span, as an HTTP client would."""
+    with _TOOL_TRACER.start_as_current_span("GET"):
+        return url.upper()
+
+
+async def afetch(url: str) -> str:
+    """An async tool that makes its own span."""
+    with _TOOL_TRACER.start_as_current_span("GET async"):
+        await asyncio.sleep(0)
+        return url.upper()
+
+
+_CODES = {
+    "sync code": "print(fetch(url='a'), afetch(url='b'))\n"
+    "try:\n    fetch(1, 2)\nexcept TypeError:\n    print('bad call')",
+    "async code": "import asyncio\nprint(await asyncio.gather(fetch(url='a'), afetch(url='b')))\n"
+    "try:\n    await fetch(1, 2)\nexcept TypeError:\n    print('bad call')",
+}
+
+
+def _parent(finished: list[ReadableSpan], child: ReadableSpan) -> ReadableSpan:
+    assert child.parent is not None
+    (parent,) = [s for s in finished if s.context.span_id == child.parent.span_id]
+    return parent
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("runtime_kind", ["thread", "subprocess"])
+@pytest.mark.parametrize("code", list(_CODES))
+@pytest.mark.parametrize("approved", [False, True], ids=["no approval", "approved"])
+async def test_a_tool_call_span_is_current_while_the_tool_runs(
+    spans: InMemorySpanExporter, anyio_backend: str, runtime_kind: str, code: str, approved: bool
+) -> None:
+    from ptcbox.agent_glue import Approve
+
+    def approve(request: object) -> Approve:
+        return Approve(arguments={"url": "edited-url"})
+
+    runtime = ThreadRuntime() if runtime_kind == "thread" else SubprocessRuntime()
+    try:
+        run_code = RunCodeTool(
+            [fetch, afetch], runtime=runtime, approve=approve if approved else None
+        )
+        outcome = await run_code.execute({"code": _CODES[code]})
+    finally:
+        await runtime.aclose()
+    result = outcome.output
+    assert isinstance(result, ptcbox.CodeResult) and result.ok, result
+    assert ("EDITED-URL" in result.stdout) is approved and "bad call" in result.stdout
+    finished = list(spans.get_finished_spans())
+    (execution,) = [s for s in finished if s.name == "ptcbox.execute"]
+    for own, tool_span in (("GET", "execute_tool fetch"), ("GET async", "execute_tool afetch")):
+        (made,) = [s for s in finished if s.name == own]
+        parent = _parent(finished, made)
+        assert parent.name == tool_span  # the tool's own span nests under its call
+        assert _parent(finished, parent) is execution
+        assert parent.start_time <= made.start_time <= made.end_time <= parent.end_time
+        assert parent.attributes["ptcbox.tool.ok"] is True
+        assert parent.attributes["ptcbox.tool.result_bytes"] > 0
+        edited = parent.attributes.get("ptcbox.tool.arguments_edited")
+        assert (edited is True) if approved else edited is None
+        expected = len('{"url": "edited-url"}') if approved else len('{"url": "a"}')
+        assert parent.attributes["ptcbox.tool.argument_bytes"] == expected
+    # the call that never reached its tool has its span too, from the record
+    calls = _children(finished, execution)
+    assert len(calls) == execution.attributes["ptcbox.tool_calls"] == 3
+    (bad,) = [s for s in calls if s.attributes["ptcbox.tool.ok"] is False]
+    assert bad.name == "execute_tool fetch" and bad.attributes["error.type"] == "TypeError"
+
+
+def test_without_a_recording_provider_tools_are_not_wrapped() -> None:
+    code = (
+        "from ptcbox._tracing import ExecutionSpan\n"
+        "from ptcbox._tracing_calls import traced_namespace\n"
+        "trace = ExecutionSpan('ThreadRuntime', None, 1.0)\n"
+        "namespace = {}\n"
+        "print(trace.active, traced_namespace(trace, namespace) is namespace)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_aexecute_on_the_shared_runtime_nests_the_tools_spans(
+    spans: InMemorySpanExporter, anyio_backend: str
+) -> None:
+    result = await ptcbox.aexecute(
+        "print(await fetch(url='a'))\nprint(await afetch(url='b'))",
+        tools=[fetch, afetch],
+        runtime="thread",
+    )
+    assert result.ok and result.stdout == "A\nB\n", result
+    finished = list(spans.get_finished_spans())
+    for own, tool_span in (("GET", "execute_tool fetch"), ("GET async", "execute_tool afetch")):
+        (made,) = [s for s in finished if s.name == own]
+        parent = _parent(finished, made)
+        assert parent.name == tool_span
+        assert _parent(finished, parent).name == "ptcbox.execute"

@@ -36,6 +36,7 @@ from ptcbox._loop import BackgroundLoop, run_in_new_thread
 from ptcbox._result import CodeResult
 from ptcbox._toolset import resolve_tools
 from ptcbox._tracing import ExecutionSpan
+from ptcbox._tracing_calls import traced_namespace
 from ptcbox.projections import ToolProjection, binder_for
 from ptcbox.runtimes import (
     CodeRuntime,
@@ -117,13 +118,15 @@ class _OnCallerLoop:
     coroutine is sent back there with ``asyncio.run_coroutine_threadsafe``.
     """
 
-    __slots__ = ("_caller", "_projection", "is_async", "signature")
+    __slots__ = ("_caller", "_projection", "call_scope", "is_async", "signature")
 
     def __init__(self, projection: ToolProjection, caller: asyncio.AbstractEventLoop) -> None:
         self._projection = projection
         self._caller = caller
         self.signature = binder_for(projection).signature  # positional binding still works
         self.is_async = runs_on_loop(projection)
+        # called in the runtime's call context: a wrapped tool asking for its scope gets it
+        self.call_scope = getattr(projection, "call_scope", False) is True
 
     @property
     def name(self) -> str:
@@ -274,6 +277,7 @@ async def aexecute(
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
     trace = _execution_span(runtime, policy, timeout)
+    namespace = dict(traced_namespace(trace, namespace))
     options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
     try:
         result = await _run(code, namespace, runtime, policy, where="caller-loop", options=options)
@@ -337,6 +341,7 @@ def execute(
     namespace = resolve_tools(tools)
     _check_runtime_arg(runtime, policy)
     trace = _execution_span(runtime, policy, timeout)
+    namespace = dict(traced_namespace(trace, namespace))
     options = _options(timeout, extra_globals, trace.wrap(on_tool_call), on_output)
     try:
         result = run_blocking(

@@ -30,6 +30,9 @@ class ToolCallRecord:
             :mod:`ptcbox.runtimes._shared._trace`).
         error: The error message when ``ok`` is not ``True``, else ``None``.
         duration_s: Wall-clock time the call took, in seconds.
+        requested_arguments: The arguments the snippet passed, when they differ from
+            ``arguments`` because an approval edited them (``arguments`` is what the
+            tool got); ``None`` otherwise.
     """
 
     name: str
@@ -37,21 +40,26 @@ class ToolCallRecord:
     ok: bool | None
     error: str | None = None
     duration_s: float = 0.0
+    requested_arguments: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, JSONValue]:
         """Return this record as JSON-encodable data.
 
         Returns:
-            ``{"name", "arguments", "ok", "error", "duration_s"}``; arguments converted
-            with :func:`ptcbox._jsonable.to_jsonable`.
+            ``{"name", "arguments", "ok", "error", "duration_s"}`` and
+            ``"requested_arguments"`` when an approval edited the arguments; arguments
+            converted with :func:`ptcbox._jsonable.to_jsonable`.
         """
-        return {
+        data: dict[str, JSONValue] = {
             "name": scrub_text(self.name),
             "arguments": to_jsonable(self.arguments),
             "ok": self.ok,
             "error": None if self.error is None else scrub_text(self.error),
             "duration_s": self.duration_s,
         }
+        if self.requested_arguments is not None:
+            data["requested_arguments"] = to_jsonable(self.requested_arguments)
+        return data
 
 
 @dataclass(frozen=True, slots=True)

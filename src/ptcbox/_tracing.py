@@ -16,8 +16,11 @@ Span tree of one agent run that calls ``run_code``::
         ptcbox.execute                 runtime, policy, outcome, output bytes, tool calls
           execute_tool get_expenses    one per call the code made, ok, argument bytes
 
-The per-call spans are built from the runtime's ``on_tool_call`` records (start = end -
-duration), so they are exact in time but are not the current span while the tool runs.
+Each call that reaches its tool gets a span that is the *current* span while the tool
+runs (:mod:`ptcbox._tracing_calls`), so spans the tool makes (an HTTP client's) are its
+children. Calls refused before the tool ran (argument errors, the call limit) get theirs
+from the execution's records when it ends (end = when the record was reported, start =
+end - duration).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ptcbox._result import CodeResult, ToolCallRecord
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
-__all__ = ["ExecutionSpan", "span", "tracer"]
+__all__ = ["ExecutionSpan", "fail", "set_attributes", "size_of", "span", "tracer"]
 
 _missing = False  # set once ``opentelemetry`` failed to import
 
@@ -103,6 +106,11 @@ def _clean(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _key(record: ToolCallRecord) -> tuple[Any, ...]:
+    """What tells a reported record from the same call's record in the result."""
+    return (record.name, record.ok, record.error, record.duration_s)
+
+
 def _error_type(record: ToolCallRecord) -> str | None:
     """The exception type of a failed call (``"PermissionError: ..."`` -> its name)."""
     if record.ok or not record.error:
@@ -111,7 +119,8 @@ def _error_type(record: ToolCallRecord) -> str | None:
     return head if head.isidentifier() else "ToolError"
 
 
-def _size(value: Any) -> int:
+def size_of(value: Any) -> int:
+    """Bytes of ``value`` as UTF-8 JSON (0 when it has no JSON form)."""
     try:
         return len(json.dumps(to_jsonable(value), ensure_ascii=False).encode())
     except (TypeError, ValueError):
@@ -126,15 +135,17 @@ class ExecutionSpan:
         policy: Its sandbox policy, if known (``restricted`` and ``timeout`` are recorded).
         timeout: The execution's time limit in seconds, if any.
 
-    Use :meth:`on_tool_call` as (or inside) the runtime's ``on_tool_call`` callback and
-    call :meth:`finish` with the result; calls the code left running get their spans
-    then, from the result's records.
+    Wrap the namespace with :func:`ptcbox._tracing_calls.traced_namespace` (each call
+    that reaches its tool is then a span current while it runs), use :meth:`wrap` around
+    the runtime's ``on_tool_call`` callback, and call :meth:`finish` with the result:
+    the calls that never reached their tool get their spans then, from the records.
     """
 
     def __init__(self, runtime: str, policy: object, timeout: float | None) -> None:
         current = tracer()
         self._span: Span | None = None
-        self._reported = 0
+        self._live: set[int] = set()  # calls whose span is made while the tool runs
+        self._reported: dict[tuple[Any, ...], int] = {}  # record -> when reported (ns)
         if current is None:
             return
         self._tracer = current
@@ -164,14 +175,36 @@ class ExecutionSpan:
 
         return observe
 
-    def on_tool_call(self, record: ToolCallRecord, end_ns: int | None = None) -> None:
-        """Record one finished tool call as a child span (start = end - duration)."""
+    @property
+    def active(self) -> bool:
+        """Whether spans are recorded (OpenTelemetry present, a recording provider set:
+        without one, the tools are not wrapped and cost nothing more)."""
+        return self._span is not None and self._span.is_recording()
+
+    def start_call(self, index: int, name: str) -> Span | None:
+        """Start the span of call ``index`` (its position in the result's records)."""
         if self._span is None:
-            return
+            return None
         from opentelemetry import trace  # noqa: PLC0415
 
-        self._reported += 1
-        end = end_ns if end_ns is not None else time.time_ns()
+        self._live.add(index)
+        return self._tracer.start_span(
+            f"execute_tool {name}",
+            context=trace.set_span_in_context(self._span),
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name},
+        )
+
+    def on_tool_call(self, record: ToolCallRecord) -> None:
+        """Note when a call's record was reported (its span's end, if it had none live)."""
+        if self._span is not None:
+            self._reported.setdefault(_key(record), time.time_ns())
+
+    def _record_span(self, record: ToolCallRecord, end_ns: int) -> None:
+        """A child span for a call that never ran its tool (start = end - duration)."""
+        assert self._span is not None
+        from opentelemetry import trace  # noqa: PLC0415
+
+        end = end_ns
         start = end - int(record.duration_s * 1e9)
         child = self._tracer.start_span(
             f"execute_tool {record.name}",
@@ -183,7 +216,7 @@ class ExecutionSpan:
                     "gen_ai.tool.name": record.name,
                     "ptcbox.tool.ok": record.ok,
                     "ptcbox.tool.duration_s": record.duration_s,
-                    "ptcbox.tool.argument_bytes": _size(record.arguments),
+                    "ptcbox.tool.argument_bytes": size_of(record.arguments),
                     "error.type": _error_type(record),
                 }
             ),
@@ -198,13 +231,14 @@ class ExecutionSpan:
         """End the span with the result's outcome (or the host error that stopped it)."""
         if self._span is None:
             return
-        active, self._span = self._span, None
+        active = self._span
         if result is not None:
-            pending = result.tool_calls[self._reported :]
-            self._span, now = active, time.time_ns()
-            for record in pending:  # left running, or reported after the result
-                self.on_tool_call(record, end_ns=now)
-            self._span = None
+            now = time.time_ns()
+            for index, record in enumerate(result.tool_calls):
+                if index not in self._live:  # refused before its tool ran
+                    self._record_span(record, self._reported.get(_key(record), now))
+        self._span = None
+        if result is not None:
             outcome = "timeout" if result.timed_out else ("ok" if result.ok else "error")
             set_attributes(
                 active,

@@ -14,20 +14,19 @@ large, stable prefix); usage reports cache reads and writes.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
 from ptcbox.agent_glue._provider import (
-    ChatProviderError,
     ChatRequest,
     StreamedPart,
     TextPart,
     ToolCallPart,
-    broken_stream,
     require_async_client,
 )
 from ptcbox.agent_glue._schemas import ToolDefinition
+from ptcbox.agent_glue._sdk_stream import SdkStream, translate_api_error
 
 if TYPE_CHECKING:
     import anthropic
@@ -163,7 +162,7 @@ class AnthropicProvider:
         try:
             response = await self._client.messages.create(**request)
         except anthropic.APIError as exc:
-            raise _translate(exc) from exc
+            raise translate_api_error(exc) from exc
         return _AnthropicStream(response, streaming=self._stream)
 
 
@@ -223,56 +222,26 @@ def _input(call: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _translate(exc: anthropic.APIError, *, streaming: bool = False) -> ChatProviderError:
-    status = getattr(exc, "status_code", None)
-    where = "the response stream broke: " if streaming else ""
-    return ChatProviderError(
-        f"{where}{type(exc).__name__}: {exc.message}",
-        status_code=status if isinstance(status, int) and status >= 400 else None,
-    )
+class _AnthropicStream(SdkStream):
+    cut_message = "the response stream ended before message_stop: the connection was cut"
 
-
-class _AnthropicStream:
     def __init__(self, response: Any, *, streaming: bool) -> None:
-        self._response = response
-        self._streaming = streaming
-        self._id: str | None = None
-        self._finish_reason: str | None = None
-        self._usage: dict[str, int] = {}
+        super().__init__(response, streaming=streaming)
+        self._counts: dict[str, int] = {}
         self._tools: dict[int, bool] = {}  # tool_use block index -> any input streamed
         self._stopped = False
 
     @property
-    def id(self) -> str | None:
-        return self._id
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self._finish_reason
-
-    @property
     def usage(self) -> Usage | None:
-        return _usage(self._usage) if self._usage else None
+        return _usage(self._counts) if self._counts else None
 
-    async def __aiter__(self) -> AsyncIterator[StreamedPart]:
-        if not self._streaming:
-            for part in self._whole(self._response):
-                yield part
-            return
+    def _api_error(self) -> type[Exception]:
         import anthropic  # noqa: PLC0415 - loaded by the provider already
 
-        try:
-            async for event in self._response:
-                for part in self._event(event):
-                    yield part
-        except anthropic.APIError as exc:
-            raise _translate(exc, streaming=True) from exc
-        except Exception as exc:  # malformed event, cut connection: the stream broke
-            raise broken_stream(exc) from exc
-        if not self._stopped:
-            raise ChatProviderError(
-                "the response stream ended before message_stop: the connection was cut"
-            )
+        return anthropic.APIError
+
+    def _complete(self) -> bool:
+        return self._stopped
 
     def _whole(self, message: Any) -> list[StreamedPart]:
         self._id = message.id
@@ -327,12 +296,7 @@ class _AnthropicStream:
         ):
             value = getattr(usage, key, None)
             if isinstance(value, int):
-                self._usage[key] = value
-
-    async def aclose(self) -> None:
-        close = getattr(self._response, "close", None)
-        if self._streaming and close is not None:
-            await close()
+                self._counts[key] = value
 
 
 def _finish(stop_reason: str | None) -> str | None:

@@ -11,9 +11,14 @@ call. A hook that raises, answers nonsense or takes longer than ``approval_timeo
 denies, with a reason saying which. Sync hooks run in a worker thread, so one that
 blocks (a console prompt) does not stall the event loop.
 
+The time a call waits for its decision does not count against the snippet's timeout:
+both runtimes pause the execution's clock while at least one decision is pending (see
+:mod:`ptcbox.runtimes._shared._clock`); the wait is bounded by ``approval_timeout``
+instead. Allowed with edited arguments, the call's ``ToolCallRecord`` shows the
+arguments the tool got, and the snippet's own as ``requested_arguments``.
+
 Design source: the OpenAI Agents SDK's ``needs_approval`` and pydantic-ai's deferred
-tool approvals, applied per nested call. The time a call waits for its decision still
-counts against the snippet's timeout until the runtimes pause their deadline for it.
+tool approvals, applied per nested call.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import functools
 import inspect
 import itertools
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -33,6 +38,7 @@ from ptcbox._jsonable import to_jsonable
 from ptcbox.agent_glue._events import BeforeToolCall, BlockToolCall
 from ptcbox.agent_glue._messages import ToolCall
 from ptcbox.projections import ToolProjection, binder_for
+from ptcbox.runtimes._shared._clock import CallScope, current_call
 
 __all__ = [
     "ApprovalDecision",
@@ -183,7 +189,9 @@ class ApprovingProjection:
 
     Always async (``is_async``), so the runtime calls it on the host's event loop,
     where the hook is awaited; a sync wrapped tool then runs in a worker thread, as the
-    runtime would run it. The wrapped projection's signature is kept for binding.
+    runtime would run it. The wrapped projection's signature is kept for binding. It
+    asks for the call's scope (``call_scope``): while the decision is pending the
+    execution's clock is paused, and edited arguments reach the call's record.
 
     Args:
         projection: The tool as the code would call it.
@@ -195,6 +203,7 @@ class ApprovingProjection:
 
     __slots__ = ("_counter", "_hook", "_projection", "_sync", "_timeout", "call_id", "signature")
     is_async = True
+    call_scope = True
 
     def __init__(
         self,
@@ -223,13 +232,28 @@ class ApprovingProjection:
         """The wrapped tool's documentation."""
         return self._projection.doc
 
-    async def __call__(self, **kwargs: Any) -> Any:
-        """Ask for approval, then call the wrapped tool (or raise ``PermissionError``)."""
+    def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        """Ask for approval, then call the wrapped tool (or raise ``PermissionError``).
+
+        Returns a coroutine; the call's scope is taken now, in the context the runtime
+        calls this in (the coroutine may run in another).
+        """
+        return self._call(current_call(), kwargs)
+
+    async def _call(self, scope: CallScope | None, kwargs: dict[str, Any]) -> Any:
         request = ApprovalRequest(self.name, dict(kwargs), self.call_id, next(self._counter))
-        decision = await decide(self._hook, request, self._timeout)
+        if scope is None:  # a runtime without scopes: the wait counts
+            decision = await decide(self._hook, request, self._timeout)
+        else:
+            with scope.deadline.pausing():
+                decision = await decide(self._hook, request, self._timeout)
         if isinstance(decision, Deny):
             raise PermissionError(f"the call to {self.name} was denied: {decision.reason}")
-        arguments = dict(decision.arguments) if decision.arguments is not None else kwargs
+        arguments = kwargs
+        if decision.arguments is not None:
+            arguments = dict(decision.arguments)
+            if scope is not None and arguments != kwargs:
+                scope.replace_arguments(arguments)
         if self._sync:
             result = await anyio.to_thread.run_sync(
                 functools.partial(self._projection, **arguments), abandon_on_cancel=True

@@ -8,7 +8,7 @@ OpenAI-compatible endpoint (``AsyncOpenAI(base_url=...)``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
@@ -18,10 +18,10 @@ from ptcbox.agent_glue._provider import (
     StreamedPart,
     TextPart,
     ToolCallPart,
-    broken_stream,
     require_async_client,
 )
 from ptcbox.agent_glue._schemas import ToolDefinition
+from ptcbox.agent_glue._sdk_stream import SdkStream, translate_api_error
 
 if TYPE_CHECKING:
     import openai
@@ -125,59 +125,20 @@ class OpenAIChatProvider:
         try:
             response = await self._client.chat.completions.create(**request)
         except openai.APIError as exc:
-            raise _translate(exc) from exc
+            raise translate_api_error(exc) from exc
         return _OpenAIStream(response, streaming=self._stream)
 
 
-def _translate(exc: openai.APIError, *, streaming: bool = False) -> ChatProviderError:
-    status = getattr(exc, "status_code", None)
-    where = "the response stream broke: " if streaming else ""
-    return ChatProviderError(
-        f"{where}{type(exc).__name__}: {exc.message}",
-        status_code=status if isinstance(status, int) else None,
+class _OpenAIStream(SdkStream):
+    cut_message = (
+        "the response stream ended before the model finished (no finish_reason): "
+        "the connection was cut"
     )
 
-
-class _OpenAIStream:
-    def __init__(self, response: Any, *, streaming: bool) -> None:
-        self._response = response
-        self._streaming = streaming
-        self._id: str | None = None
-        self._finish_reason: str | None = None
-        self._usage: Usage | None = None
-
-    @property
-    def id(self) -> str | None:
-        return self._id
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self._finish_reason
-
-    @property
-    def usage(self) -> Usage | None:
-        return self._usage
-
-    async def __aiter__(self) -> AsyncIterator[StreamedPart]:
-        if not self._streaming:
-            for part in self._whole(self._response):
-                yield part
-            return
+    def _api_error(self) -> type[Exception]:
         import openai  # noqa: PLC0415 - already loaded by generate()
 
-        try:
-            async for chunk in self._response:
-                for part in self._chunk(chunk):
-                    yield part
-        except openai.APIError as exc:
-            raise _translate(exc, streaming=True) from exc
-        except Exception as exc:  # malformed event, transport error: the stream broke
-            raise broken_stream(exc) from exc
-        if self._finish_reason is None:
-            raise ChatProviderError(
-                "the response stream ended before the model finished (no finish_reason): "
-                "the connection was cut"
-            )
+        return openai.APIError
 
     def _whole(self, completion: Any) -> list[StreamedPart]:
         self._id = completion.id
@@ -201,7 +162,7 @@ class _OpenAIStream:
             )
         return parts
 
-    def _chunk(self, chunk: Any) -> list[StreamedPart]:
+    def _event(self, chunk: Any) -> list[StreamedPart]:
         self._id = self._id or chunk.id
         if chunk.usage is not None:
             self._usage = _usage(chunk.usage)
@@ -225,11 +186,6 @@ class _OpenAIStream:
             if choice.finish_reason:
                 self._finish_reason = choice.finish_reason
         return parts
-
-    async def aclose(self) -> None:
-        close = getattr(self._response, "close", None)
-        if self._streaming and close is not None:
-            await close()
 
 
 def _usage(usage: Any) -> Usage | None:

@@ -13,7 +13,7 @@ unless asked, since the full history is sent each turn.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ptcbox.agent_glue._messages import Message, Usage
@@ -23,10 +23,10 @@ from ptcbox.agent_glue._provider import (
     StreamedPart,
     TextPart,
     ToolCallPart,
-    broken_stream,
     require_async_client,
 )
 from ptcbox.agent_glue._schemas import ToolDefinition
+from ptcbox.agent_glue._sdk_stream import SdkStream, translate_api_error
 
 if TYPE_CHECKING:
     import openai
@@ -140,7 +140,7 @@ class OpenAIResponsesProvider:
         try:
             response = await self._client.responses.create(**request)
         except openai.APIError as exc:
-            raise _translate(exc) from exc
+            raise translate_api_error(exc) from exc
         return _ResponsesStream(response, streaming=self._stream)
 
 
@@ -176,57 +176,17 @@ def to_responses_input(history: Sequence[Message]) -> list[dict[str, Any]]:
     return items
 
 
-def _translate(exc: openai.APIError, *, streaming: bool = False) -> ChatProviderError:
-    status = getattr(exc, "status_code", None)
-    where = "the response stream broke: " if streaming else ""
-    return ChatProviderError(
-        f"{where}{type(exc).__name__}: {exc.message}",
-        status_code=status if isinstance(status, int) else None,
-    )
+class _ResponsesStream(SdkStream):
+    cut_message = "the response stream ended before response.completed: the connection was cut"
 
-
-class _ResponsesStream:
     def __init__(self, response: Any, *, streaming: bool) -> None:
-        self._response = response
-        self._streaming = streaming
-        self._id: str | None = None
-        self._finish_reason: str | None = None
-        self._usage: Usage | None = None
+        super().__init__(response, streaming=streaming)
         self._calls: dict[int, bool] = {}  # output index of a function call -> args seen
 
-    @property
-    def id(self) -> str | None:
-        return self._id
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self._finish_reason
-
-    @property
-    def usage(self) -> Usage | None:
-        return self._usage
-
-    async def __aiter__(self) -> AsyncIterator[StreamedPart]:
-        if not self._streaming:
-            for part in self._whole(self._response):
-                yield part
-            return
+    def _api_error(self) -> type[Exception]:
         import openai  # noqa: PLC0415 - loaded by the provider already
 
-        try:
-            async for event in self._response:
-                for part in self._event(event):
-                    yield part
-        except openai.APIError as exc:
-            raise _translate(exc, streaming=True) from exc
-        except ChatProviderError:
-            raise
-        except Exception as exc:  # malformed event, cut connection: the stream broke
-            raise broken_stream(exc) from exc
-        if self._finish_reason is None:
-            raise ChatProviderError(
-                "the response stream ended before response.completed: the connection was cut"
-            )
+        return openai.APIError
 
     def _whole(self, response: Any) -> list[StreamedPart]:
         self._finish(response)
@@ -279,11 +239,6 @@ class _ResponsesStream:
             self._finish_reason = "tool_calls"
         else:
             self._finish_reason = "stop"
-
-    async def aclose(self) -> None:
-        close = getattr(self._response, "close", None)
-        if self._streaming and close is not None:
-            await close()
 
 
 def _usage(usage: Any) -> Usage | None:

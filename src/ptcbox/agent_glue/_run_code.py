@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from ptcbox._result import ToolCallRecord
 from ptcbox._tracing import ExecutionSpan
+from ptcbox._tracing_calls import traced_namespace
 from ptcbox.agent_glue._approval import ApprovalHook, ApprovingProjection
 from ptcbox.agent_glue._context import ToolContext
 from ptcbox.agent_glue._registry import ToolRegistry
@@ -80,7 +81,8 @@ class RunCodeTool(Tool):
             as ``PermissionError`` or ``ToolError``). Without a hook, tools made
             with ``requires_approval=True`` are denied and the others run.
         approval_timeout: Longest wait for one decision, in seconds; then the call is
-            denied. The wait still counts against the code's time limit.
+            denied. The wait does not count against the code's time limit (the
+            execution's clock stands still while any decision is pending).
 
     Raises:
         ValueError: If both a runtime instance and ``policy`` are given, ``runtime`` is
@@ -231,7 +233,7 @@ class RunCodeTool(Tool):
         try:
             result = await runtime.execute(
                 code,
-                namespace,
+                traced_namespace(trace, namespace),
                 timeout=limit,
                 extra_globals=self._extra_globals,
                 on_tool_call=trace.wrap(on_tool_call),

@@ -49,14 +49,15 @@ _FLAGS = (
 
 
 class _Local(threading.local):
-    deadline: float | None = None
+    deadline: Callable[[], float] | None = None
 
 
 _local = _Local()
 
 
-def set_deadline(deadline: float | None) -> None:
-    """Set (``None``: clear) this thread's deadline, in ``time.perf_counter()`` seconds."""
+def set_deadline(deadline: Callable[[], float] | None) -> None:
+    """Set (``None``: clear) this thread's deadline: a function returning it, in
+    ``time.perf_counter()`` seconds (it moves when the execution's clock is paused)."""
     _local.deadline = deadline
 
 
@@ -64,7 +65,7 @@ def _budget() -> float | None:
     deadline = _local.deadline
     if deadline is None:
         return None
-    return max(deadline - time.perf_counter(), 0.001)
+    return max(deadline() - time.perf_counter(), 0.001)
 
 
 def _plain(value: Any) -> Any:

@@ -84,6 +84,9 @@ class ToolSpec:
             function of a :class:`~ptcbox.DirectProjection` (one call frame less).
         is_async: ``True`` when the projection is known to return an awaitable (it is
             called on the host's event loop); ``False`` when it is (or may be) sync.
+        scoped: ``True`` when the projection asks for the call's
+            :class:`~ptcbox.runtimes._shared._clock.CallScope` (its ``call_scope``
+            attribute is ``True``): it is called with the scope current.
     """
 
     name: str
@@ -91,6 +94,7 @@ class ToolSpec:
     binder: ArgumentBinder
     call: Callable[..., Any]
     is_async: bool
+    scoped: bool = False
 
 
 class ToolTable:
@@ -137,7 +141,12 @@ class ToolTable:
                 validate_namespace({key: projection})
                 call = projection.fn if type(projection) is DirectProjection else projection
                 spec = ToolSpec(
-                    key, projection, binder_for(projection), call, runs_on_loop(projection)
+                    key,
+                    projection,
+                    binder_for(projection),
+                    call,
+                    runs_on_loop(projection),
+                    getattr(projection, "call_scope", False) is True,
                 )
                 if len(cache) >= self._max_entries:
                     cache.clear()

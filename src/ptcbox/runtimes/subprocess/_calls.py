@@ -26,6 +26,7 @@ from typing import Any
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded, WireProtocolError
 from ptcbox.runtimes._protocol import ToolCallCallback
+from ptcbox.runtimes._shared._clock import CallScope, Deadline
 from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec
@@ -76,6 +77,7 @@ class CallHandler(CallTrace):
     _trace_lock: threading.Lock
     _held: int  # wire bytes of the arguments of calls in progress
     _frame_bytes: int  # the size of the call frame being handled
+    clock: Deadline  # the execution's deadline
     stdout: OutputBuffer
     stderr: OutputBuffer
 
@@ -210,6 +212,8 @@ class CallHandler(CallTrace):
             self._send_later(error_frame(call_id, "TypeError", name, text, note=spec.binder.note))
             return None
         call = PendingCall(call_id, spec, arguments, index)
+        if spec.scoped:
+            call.scope = CallScope(index, name, self.clock)
         self._live[index] = call
         if self._frame_bytes >= UNCOUNTED_BYTES and not self._hold(call, on_loop):
             return None
@@ -224,7 +228,7 @@ class CallHandler(CallTrace):
     def _run_inline(self, call: PendingCall) -> None:
         """Run a sync tool in the channel thread and reply from there."""
         ok, payload, call.seconds = self._context.copy().run(
-            call_sync, call.spec.projection, call.arguments, call.call_id, call.spec.name
+            call_sync, call.callee(), call.arguments, call.call_id, call.spec.name
         )
         if ok and type(payload) is not bytes:  # a "sync" projection returned an awaitable
             self._post(self._await_on_loop, call, payload)
@@ -270,7 +274,7 @@ class CallHandler(CallTrace):
         call.started = time.perf_counter()
         if call.spec.is_async:
             context = self._context.copy()
-            awaitable = context.run(call.spec.projection, **call.arguments)
+            awaitable = context.run(call.callee(), **call.arguments)
             task: asyncio.Future[Any] = self._loop.create_task(
                 self._await_value(call, awaitable), context=context
             )
@@ -282,7 +286,7 @@ class CallHandler(CallTrace):
 
     def _run_sync_concurrently(self, call: PendingCall) -> None:
         ok, payload, call.seconds = self._context.copy().run(
-            call_sync, call.spec.projection, call.arguments, call.call_id, call.spec.name
+            call_sync, call.callee(), call.arguments, call.call_id, call.spec.name
         )
         if ok and type(payload) is not bytes:  # an awaitable
             self._post(self._await_on_loop, call, payload)

@@ -11,6 +11,7 @@ snippet stopped waiting for, and reports the calls still in flight at the end as
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections import deque
@@ -20,6 +21,7 @@ from typing import Any
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded
 from ptcbox.runtimes._protocol import ToolCallCallback
+from ptcbox.runtimes._shared._clock import CallScope, call_in_scope
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer
@@ -44,6 +46,7 @@ class PendingCall:
         "held",
         "index",
         "recorded",
+        "scope",
         "seconds",
         "spec",
         "started",
@@ -60,6 +63,13 @@ class PendingCall:
         self.recorded = False
         self.task: asyncio.Future[Any] | None = None
         self.held = 0  # wire bytes of its arguments, counted against the host's budget
+        self.scope: CallScope | None = None  # for projections that ask (ToolSpec.scoped)
+
+    def callee(self) -> Callable[..., Any]:
+        """What to call with the arguments: the projection, in its scope if it asks."""
+        if self.scope is None:
+            return self.spec.projection
+        return functools.partial(call_in_scope, self.scope, self.spec.projection)
 
 
 class CallTrace:
@@ -109,11 +119,19 @@ class CallTrace:
             self._live.pop(call.index, None)
             self._held -= call.held
         arguments = jsonable_arguments(call.arguments)
-        record = ToolCallRecord(call.spec.name, arguments, ok, error, call.seconds)
+        requested = None
+        if call.scope is not None and call.scope.arguments is not None:  # edited
+            arguments, requested = jsonable_arguments(call.scope.arguments), arguments
+        record = ToolCallRecord(call.spec.name, arguments, ok, error, call.seconds, requested)
         summary = summarize_arguments(arguments)
-        if summary is not arguments:
+        if summary is not arguments or requested is not None:
             self.records[call.index] = ToolCallRecord(
-                call.spec.name, summary, ok, error, call.seconds
+                call.spec.name,
+                summary,
+                ok,
+                error,
+                call.seconds,
+                None if requested is None else summarize_arguments(requested),
             )
         else:
             self.records[call.index] = record

@@ -13,7 +13,9 @@ concurrently (sync ones in the runtime's tool threads), at most
 hostile: size-capped frames, every field checked. A frame over 1 MiB is never decoded
 on the loop (1-1.4 s stalls for a 16 MiB call): the loop hands the socket to a channel
 thread as soon as one starts to arrive. The loop owns the deadline (which includes time
-in host tools) and kills the worker's process group when it passes.
+in host tools, not the wait for an approval: see :mod:`ptcbox.runtimes._shared._clock`)
+and kills the worker's process group when it passes; the worker has no wall clock of
+its own (only ``RLIMIT_CPU``, which a worker blocked waiting for a reply does not use).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
+import math
 import re
 import socket
 import threading
@@ -31,6 +35,7 @@ from typing import Any
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._clock import Deadline
 from ptcbox.runtimes._shared._host import ToolSpec
 from ptcbox.runtimes._shared._output import OutputBuffer, output_flood
 from ptcbox.runtimes._wire import (
@@ -124,6 +129,7 @@ class HostExecution(CallHandler):
         self._large = done_bytes_limit(policy.max_output_bytes)
         self._fd = worker.sock.fileno()
         self._reading = False
+        self.clock = Deadline(math.inf)
 
     # -- the loop's side -----------------------------------------------------------------
 
@@ -146,7 +152,8 @@ class HostExecution(CallHandler):
         if not (thread_reads and self._serve_from_thread(None, [], None)):
             self._loop.add_reader(self._fd, self._on_readable)
             self._reading = True
-        deadline = self._loop.call_later(timeout, self._finish, ("timeout", None))
+        self.clock = Deadline(timeout)  # paused while an approval is awaited (_shared/_clock)
+        self.clock.arm(self._loop, functools.partial(self._finish, ("timeout", None)))
         try:
             sent = sock.send(run_frame, socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
@@ -168,7 +175,7 @@ class HostExecution(CallHandler):
             self.worker.kill()
             raise
         finally:
-            deadline.cancel()
+            self.clock.disarm()
             self._stop()
 
     def _stop(self) -> None:

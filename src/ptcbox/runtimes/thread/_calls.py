@@ -11,13 +11,23 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from ptcbox.errors import ToolError
+from ptcbox.runtimes._shared._clock import CallScope
 from ptcbox.runtimes._shared._codec import clone
 from ptcbox.runtimes._shared._error_text import describe_exception
-from ptcbox.runtimes._shared._host import ToolSpec
+from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._summary import summarize_arguments
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes.thread._control import Control
 
-__all__ = ["Finish", "SyncCall", "plain_result", "tool_error_text", "wait_async"]
+__all__ = [
+    "Finish",
+    "SyncCall",
+    "edited_arguments",
+    "plain_result",
+    "tool_error_text",
+    "trace_entry",
+    "wait_async",
+]
 
 _SCALARS = frozenset({int, float, bool, type(None)})
 
@@ -100,3 +110,29 @@ def tool_error_text(exc: BaseException) -> str:
     if isinstance(exc, ToolError):
         return exc.message
     return describe_exception(exc)
+
+
+def trace_entry(  # noqa: PLR0917 - the record's fields, in order
+    name: str,
+    arguments: dict[str, Any],
+    ok: bool | None,
+    error: str | None,
+    duration: float,
+    requested: dict[str, Any] | None = None,
+) -> tuple[Any, ...]:
+    """A finished trace entry (the ``ToolCallRecord`` fields), arguments summarized."""
+    if requested is None:
+        return (name, summarize_arguments(arguments), ok, error, duration)
+    summary = summarize_arguments(requested)
+    return (name, summarize_arguments(arguments), ok, error, duration, summary)
+
+
+def edited_arguments(
+    scopes: dict[int, CallScope], slot: int, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The arguments a scoped call's tool got and, if a wrapper changed them, the
+    snippet's (see :class:`~ptcbox.runtimes._shared._clock.CallScope`)."""
+    scope = scopes.pop(slot, None)
+    if scope is None or scope.arguments is None:
+        return arguments, None
+    return jsonable_arguments(scope.arguments), arguments

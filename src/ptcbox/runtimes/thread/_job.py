@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import math
 import sys
 import threading
 import time
@@ -96,7 +97,8 @@ class Job:
         current.run = self.run
         snippet_thread(self.policy.restricted)  # typing's caches: not for snippets
         set_snippet_stderr(self.run.stderr)  # where its asyncio.run loops report
-        set_deadline(self.run.deadline)  # its regular expressions stop there
+        clock = self.run.clock  # its regular expressions stop at the deadline
+        set_deadline(None if math.isinf(clock.limit) else clock.budget_end)
         outcome: Outcome | None = None
         namespace: dict[str, Any] | None = None
         started = False

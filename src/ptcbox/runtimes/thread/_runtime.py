@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import math
+import functools
 import time
 from collections.abc import Mapping
 from types import TracebackType
@@ -22,6 +22,7 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import LimitExceeded, RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._clock import Deadline
 from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
 from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
@@ -241,7 +242,7 @@ class ThreadRuntime:
             plain_data=policy.restricted,
             specs=specs,
         )
-        run.deadline = None if math.isinf(limit) else started + limit
+        run.clock = Deadline(limit, started)
         route = session._route if session is not None else Route()
         route.run = run
         future: asyncio.Future[Any] = loop.create_future()
@@ -270,11 +271,16 @@ class ThreadRuntime:
             submit(job)
             # asyncio's own timer: anyio.move_on_after imports its backend on first use,
             # and an import while a snippet thread holds the GIL waits up to 5 ms (the
-            # switch interval) per file system call: seconds (G4)
-            with contextlib.suppress(TimeoutError):
-                outcome = await asyncio.wait_for(
-                    asyncio.shield(future), None if math.isinf(limit) else limit
-                )
+            # switch interval) per file system call: seconds (G4). The clock pauses while
+            # an approval is awaited (see _shared/_clock).
+            expired: asyncio.Future[Any] = loop.create_future()
+            run.clock.arm(loop, functools.partial(_resolve, expired, True))
+            try:
+                await asyncio.wait((future, expired), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                run.clock.disarm()
+            if future.done():
+                outcome = future.result()
             if outcome is _UNSET:
                 location = snippet_location(run.control.thread_id, code)
                 if run.control.request_stop("timeout"):
@@ -295,8 +301,8 @@ class ThreadRuntime:
         if outcome.host_error is not None:
             _close_run(run, relay)
             raise outcome.host_error
-        if outcome.finished_at - started > limit:  # a call that held the GIL overran it
-            overrun = outcome.finished_at - started
+        if run.clock.used(outcome.finished_at) > limit:  # a call held the GIL past it
+            overrun = run.clock.used(outcome.finished_at)
             return self._result(run, relay, started, timeout=limit, location=_held_gil(overrun))
         return self._result(run, relay, started, outcome=outcome)
 

@@ -27,6 +27,7 @@ import anyio.to_thread
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded
 from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_notes
+from ptcbox.runtimes._shared._clock import CallScope, Deadline, call_in_scope, enter_scope
 from ptcbox.runtimes._shared._codec import clone
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
@@ -34,7 +35,14 @@ from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
 from ptcbox.runtimes._shared._summary import summarize_arguments
 from ptcbox.runtimes._shared._tool_errors import exception_payload, rebuild_tool_error
 from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
-from ptcbox.runtimes.thread._calls import SyncCall, plain_result, tool_error_text, wait_async
+from ptcbox.runtimes.thread._calls import (
+    SyncCall,
+    edited_arguments,
+    plain_result,
+    tool_error_text,
+    trace_entry,
+    wait_async,
+)
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
 
 __all__ = ["Route", "Run", "current"]
@@ -65,8 +73,8 @@ class Run:
     __slots__ = (
         "async_slots",
         "calls",
+        "clock",
         "control",
-        "deadline",
         "flood",
         "host_context",
         "host_loop",
@@ -75,6 +83,7 @@ class Run:
         "plain_data",
         "records",
         "relay",
+        "scopes",
         "semaphore",
         "specs",
         "started",
@@ -96,8 +105,10 @@ class Run:
         specs: dict[str, ToolSpec] | None = None,
     ) -> None:
         self.control = Control()
-        self.deadline: float | None = None
-        """When the execution times out, in ``time.perf_counter()`` seconds."""
+        self.clock = Deadline(math.inf)
+        """The execution's (pausable) deadline."""
+        self.scopes: dict[int, CallScope] = {}
+        """Calls of projections that asked for a scope (``ToolSpec.scoped``), by slot."""
         self.specs: dict[str, ToolSpec] = {} if specs is None else specs
         """The execution's tools by name: a tool callable calls the one of its name."""
         self.host_context = contextvars.copy_context() if host_context is None else host_context
@@ -124,10 +135,17 @@ class Run:
     # --- records -----------------------------------------------------------------
     def _finish(self, slot: int, ok: bool | None, error: str | None, started: float) -> None:
         name, arguments = self.records[slot][:2]
+        requested = None
+        if self.scopes:
+            arguments, requested = edited_arguments(self.scopes, slot, arguments)
         duration = _perf() - started
-        self.records[slot] = (name, summarize_arguments(arguments), ok, error, duration)
+        self.records[slot] = trace_entry(name, arguments, ok, error, duration, requested)
         if self.relay is not None:
-            self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration))
+            self.relay.tool_call(ToolCallRecord(name, arguments, ok, error, duration, requested))
+
+    def _scope(self, spec: ToolSpec, slot: int) -> CallScope:
+        scope = self.scopes[slot] = CallScope(slot, spec.name, self.clock)
+        return scope
 
     def _cancelled(self, slot: int, started: float) -> None:
         """Record a pending async call as cancelled (a stop: cancelled at the end)."""
@@ -214,9 +232,12 @@ class Run:
         started = _perf()
         failure: dict[str, Any] | None = None
         try:
-            result = self.host_context.copy().run(
-                spec.call, **(call_arguments if self.plain_data else bound)
-            )
+            given = call_arguments if self.plain_data else bound
+            if spec.scoped:  # a wrapper (approval, tracing) that wants the call's scope
+                scope = self._scope(spec, slot)
+                result = self.host_context.copy().run(call_in_scope, scope, spec.call, **given)
+            else:
+                result = self.host_context.copy().run(spec.call, **given)
             if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = self._wait_on_host(result)
             if self.plain_data:
@@ -229,9 +250,15 @@ class Run:
             failure = exception_payload(exc)  # data only: the host's object stays here
         duration = _perf() - started
         ok = error is None
-        records[slot] = (spec.name, summarize_arguments(arguments), ok, error, duration)
+        requested = None
+        if spec.scoped:
+            arguments, requested = edited_arguments(self.scopes, slot, arguments)
+            records[slot] = trace_entry(spec.name, arguments, ok, error, duration, requested)
+        else:
+            records[slot] = (spec.name, summarize_arguments(arguments), ok, error, duration)
         if self.relay is not None:
-            self.relay.tool_call(ToolCallRecord(spec.name, arguments, ok, error, duration))
+            record = ToolCallRecord(spec.name, arguments, ok, error, duration, requested)
+            self.relay.tool_call(record)
         control.state = SNIPPET
         if control.stop:
             raise ExecutionInterrupted(control.reason)
@@ -322,6 +349,8 @@ class Run:
         async with self.semaphore:
             started = _perf()
             error = failure = None
+            if spec.scoped:  # this task's own context: the tool's too
+                enter_scope(self._scope(spec, slot))
             try:
                 if spec.is_async:
                     result = spec.call(**bound)
