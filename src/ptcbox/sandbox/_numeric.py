@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from ptcbox.sandbox._boundscan import scan_bindings
+
 __all__ = ["NumericScopes", "bound_names"]
 
 
@@ -103,7 +105,7 @@ class NumericScopes:
         self.never: set[str] = set()
         self.builtins_shadowed: set[str] = set()
         self._started = False
-        self._bound: dict[int, frozenset[str]] = {}  # id(node): the tree keeps it alive
+        self._bound: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id(node): (node, names)
 
     # -- scopes ---------------------------------------------------------------------------
 
@@ -111,7 +113,8 @@ class NumericScopes:
     def scope(self, node: ast.AST) -> Iterator[None]:
         if not self._started:
             self._started = True
-            self.never, bound = _global_like_and_all_bound(node)
+            found = scan_bindings(node)  # one pass for both walks' sets (see _boundscan)
+            self.never, bound, self._bound = found.never, found.everywhere, found.own
             self.builtins_shadowed = {n for n in ("range", "enumerate") if n in bound}
         if not isinstance(node, ast.Module):
             self.kill(getattr(node, "name", None))
@@ -130,10 +133,10 @@ class NumericScopes:
         The transform only adds loads (guard calls), never bindings, so a subtree's
         bound names stay what they were before it was visited.
         """
-        found = self._bound.get(id(node))
-        if found is None:
-            found = self._bound[id(node)] = frozenset(bound_names([node]))
-        return found
+        entry = self._bound.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = self._bound[id(node)] = (node, frozenset(bound_names([node])))
+        return entry[1]
 
     def kill(self, name: str | None) -> None:
         if name is not None:
