@@ -258,6 +258,11 @@ ENGINES: list[Entry] = [
         "a new process per execution",
         lambda: RuntimeEngine(_subprocess()),
     ),
+    Entry(
+        "ptcbox SubprocessRuntime (reuse, N=1000)",
+        "a process per worker, reset between executions",
+        lambda: RuntimeEngine(_subprocess(max_executions_per_worker=1000)),
+    ),
     Entry(REFERENCE, "Rust interpreter, worker processes", MontyEngine),
 ]
 """The rows, in table order. Add a runtime (Ray, a mode) by appending one entry."""

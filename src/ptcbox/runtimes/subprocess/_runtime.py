@@ -36,6 +36,7 @@ from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
 from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
 from ptcbox.runtimes.subprocess._pool import WorkerPool
+from ptcbox.runtimes.subprocess._recycle import Recycler
 from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
@@ -109,6 +110,12 @@ class SubprocessRuntime:
             timeout, so a call returns within about twice its timeout however many
             executions are queued. Past it, the result is a ``TimeoutError`` (the code
             did not run).
+        max_executions_per_worker: 1 (the default): a fresh process per execution. N > 1
+            (reuse mode): a worker serves up to N executions, reset in between (fresh
+            globals and context variables, working directory emptied, ``decimal``
+            defaults and environment restored, CPU limit re-armed) and retired at once
+            after any execution that failed, timed out, crashed, hit a limit or was
+            refused by the policy. Faster, weaker isolation: see the README.
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -132,6 +139,7 @@ class SubprocessRuntime:
         max_file_bytes: int = 64 << 20,
         tool_threads: int = 32,
         queue_timeout: float | None = None,
+        max_executions_per_worker: int = 1,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
@@ -139,6 +147,10 @@ class SubprocessRuntime:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         if min_idle < 0:
             raise ValueError(f"min_idle must be >= 0, got {min_idle}")
+        if max_executions_per_worker < 1:
+            raise ValueError(
+                f"max_executions_per_worker must be at least 1, got {max_executions_per_worker}"
+            )
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
@@ -152,6 +164,7 @@ class SubprocessRuntime:
             network=network is True,
             policy=policy_to_wire(self.policy),
             network_optional=network is None,
+            max_executions=max_executions_per_worker,
         )
         self._pool = WorkerPool(
             config_json=config.to_json(),
@@ -160,6 +173,7 @@ class SubprocessRuntime:
             max_workers=max_workers,
             need_network_namespace=network is False,
         )
+        self._recycler = Recycler(self._pool, max_executions_per_worker)
         self._tools = ToolTable()
         self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
         self._threads = ChannelThreads("ptcbox-channel")
@@ -222,11 +236,12 @@ class SubprocessRuntime:
             return prepared.refusal
         pool = self._pool
         worker = pool.take_idle_now()
+        outcome = result = None
         if worker is not None:  # the usual case, without the slot and start-up machinery
             try:
-                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+                outcome, result = await self._run(worker, prepared, on_tool_call, on_output)
             finally:
-                pool.release(worker)
+                self._recycler.give_back(worker, outcome, result)
                 pool.free_slot()
             return result
         wait = prepared.seconds if self._queue_timeout is None else self._queue_timeout
@@ -238,9 +253,9 @@ class SubprocessRuntime:
         async with slot:
             worker = await self._pool.take_worker()
             try:
-                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+                outcome, result = await self._run(worker, prepared, on_tool_call, on_output)
             finally:
-                self._pool.release(worker)
+                self._recycler.give_back(worker, outcome, result)
             return result
 
     def session(self) -> SubprocessSession:
@@ -352,7 +367,7 @@ class SubprocessRuntime:
         started = time.perf_counter()
         seconds = prepared.seconds
         frame, nonce = prepared.frame, None
-        if prepared.session:  # replies must answer this execute: see HostExecution
+        if prepared.session or self._recycler.limit > 1:  # replies must answer this execute
             nonce = secrets.token_hex(8)
             frame = encode_message({"t": "id", "n": nonce}) + frame
         execution = HostExecution(
