@@ -221,3 +221,16 @@ async def test_the_default_is_a_fresh_process_per_execution() -> None:
 def test_max_executions_per_worker_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_executions_per_worker must be at least 1"):
         SubprocessRuntime(max_executions_per_worker=0)
+
+
+async def test_a_worker_that_kept_memory_is_retired(runtimes: dict[str, Any]) -> None:
+    """Trusted code can keep data in a module: 100 MiB kept retires the worker."""
+    runtime = runtimes[TRUSTED]
+    assert (await runtime.execute("print(1)", TOOLS)).ok
+    pool = runtime._pool
+    (worker,) = pool._idle
+    result = await runtime.execute("import json\njson.kept = b'x' * (100 << 20)", TOOLS)
+    assert result.ok, result.error
+    assert worker not in pool._idle and worker not in runtime._recycler._uses
+    small = await runtime.execute("import json\nprint(hasattr(json, 'kept'))", TOOLS)
+    assert small.stdout == "False\n"  # a fresh worker: the module state went with the old one

@@ -19,7 +19,8 @@ error, a limit, a timeout or a crash: the host kills it), whose output was trunc
 in which the sandbox refused anything (an import, or a
 :class:`~ptcbox.errors.PolicyViolation` or :class:`~ptcbox.errors.LimitExceeded` was
 raised, even if the snippet caught it), which
-left the process over its resident memory at start plus :data:`RSS_SLACK_BYTES`, or
+left the process's address space or resident memory over what it was at start plus
+:data:`RSS_SLACK_BYTES`, or
 whose reset failed.
 """
 
@@ -38,7 +39,8 @@ from ptcbox.sandbox._modules import REFUSED_IMPORTS
 __all__ = ["RSS_SLACK_BYTES", "Reuse", "count_refusals"]
 
 RSS_SLACK_BYTES = 64 << 20
-"""Resident memory an execution may leave behind before its worker is retired."""
+"""Address space or resident memory an execution may leave behind (bytes) before its
+worker is retired (``RLIMIT_AS`` was set once, at the worker's start)."""
 
 _refusals = [0]
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
@@ -60,12 +62,15 @@ def count_refusals() -> None:
         cls.__new__ = counting_new  # type: ignore[method-assign]
 
 
-def _rss_bytes() -> int:
+def _memory_bytes() -> tuple[int, int]:
+    """This process's address space and resident memory (``RLIMIT_AS`` counts the first)."""
     try:
         with open("/proc/self/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 1 << 62  # unknown: never reuse
+            size, resident = statm.read().split()[:2]
+        page = os.sysconf("SC_PAGE_SIZE")
+        return int(size) * page, int(resident) * page
+    except (OSError, ValueError):
+        return 1 << 62, 1 << 62  # unknown: never reuse
 
 
 class Reuse:
@@ -85,7 +90,8 @@ class Reuse:
         self._decimal_flags = dict(default.flags)
         self._decimal_traps = dict(default.traps)
         self._environ = dict(os.environ)
-        self._rss_limit = _rss_bytes() + RSS_SLACK_BYTES
+        size, resident = _memory_bytes()
+        self._memory_limits = (size + RSS_SLACK_BYTES, resident + RSS_SLACK_BYTES)
 
     def run(self, execute: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         """Run ``execute(*args)`` (it returns the ``done`` message) in a fresh context,
@@ -99,7 +105,9 @@ class Reuse:
             and not done.get("truncated")
             and _refusals[0] + REFUSED_IMPORTS[0] == refusals
         )
-        done["reuse"] = self._reset() and clean and _rss_bytes() <= self._rss_limit
+        size, resident = _memory_bytes()
+        small = size <= self._memory_limits[0] and resident <= self._memory_limits[1]
+        done["reuse"] = self._reset() and clean and small
         return done
 
     def _reset(self) -> bool:
