@@ -74,6 +74,10 @@ BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
         "speed of ptcbox's runtimes vs smolagents, pydantic-monty and toolregistry PTC",
         benchmark_file("peers"),
     ),
+    "throughput": (
+        "sustained executions/s and new-source latency of every runtime vs monty and fork",
+        benchmark_file("throughput"),
+    ),
     "subprocess-latency": (
         "SubprocessRuntime: warm vs empty pool, throughput, worker and host memory",
         benchmark_file("subprocess_latency"),

@@ -20,6 +20,8 @@ RuntimeFactory = Callable[[SandboxPolicy | None], Any]
 RUNTIMES: dict[str, RuntimeFactory] = {
     "thread": ThreadRuntime,
     "subprocess": SubprocessRuntime,
+    # reuse mode: a worker serves up to 20 executions (see tests/attacks/test_reuse_state.py)
+    "subprocess-reuse": lambda policy: SubprocessRuntime(policy, max_executions_per_worker=20),
 }
 
 

@@ -17,7 +17,10 @@ from ptcbox.sandbox._proxy import ModuleProxy, freeze, make_proxy
 from ptcbox.sandbox._streams import NULL_STREAMS, Streams
 from ptcbox.sandbox._vet import SpecCache, vet
 
-__all__ = ["EXCLUDED_MODULES", "ImportHook"]
+__all__ = ["EXCLUDED_MODULES", "REFUSED_IMPORTS", "ImportHook"]
+
+REFUSED_IMPORTS = [0]
+"""Imports refused in this process so far (a reused worker retires after one)."""
 
 _NO_FILES: Final = "file-system access; get data through the tools (io.StringIO for text)"
 
@@ -350,6 +353,7 @@ class ImportHook:
         return self._get(name.partition(".")[0])
 
     def _refused(self, name: str) -> ImportError:
+        REFUSED_IMPORTS[0] += 1
         reason = EXCLUDED_MODULES.get(name) or EXCLUDED_MODULES.get(name.partition(".")[0])
         why = f": {reason}" if reason else ""
         return ImportError(

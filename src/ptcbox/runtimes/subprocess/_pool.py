@@ -251,8 +251,8 @@ class WorkerPool:
 
     # -- workers -------------------------------------------------------------------------
 
-    def _on_worker(self, worker: WorkerHandle) -> None:
-        self._requested = max(0, self._requested - 1)
+    def _on_worker(self, worker: WorkerHandle, requested: bool = True) -> None:
+        self._requested = max(0, self._requested - requested)
         self._workers[worker.pid] = worker
         self._rotation.forked()
         if self.closed:
@@ -264,7 +264,7 @@ class WorkerPool:
             if not waiter.done():
                 waiter.set_result(worker)
                 return
-        self._idle.append(worker)
+        (self._idle.append if requested else self._idle.appendleft)(worker)
 
     def _refill(self) -> None:
         want = self.min_idle + len(self._waiters) - len(self._idle) - self._requested
@@ -358,6 +358,13 @@ class WorkerPool:
         worker.close()
         if not self.closed:
             self._refill()
+
+    def recycle(self, worker: WorkerHandle) -> bool:
+        """Hand a worker that may serve again out next (reuse mode); ``False``: gone."""
+        if self.closed or self._ctl is None or worker.exited or worker.pid not in self._workers:
+            return False
+        self._on_worker(worker, requested=False)
+        return True
 
     @property
     def max_workers(self) -> int:

@@ -23,8 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Final, NamedTuple
 
-import orjson
-
 from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
@@ -34,8 +32,10 @@ from ptcbox.runtimes._shared._preflight import preflight, refused
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
+from ptcbox.runtimes.subprocess._extra_globals import json_globals
 from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
 from ptcbox.runtimes.subprocess._pool import WorkerPool
+from ptcbox.runtimes.subprocess._recycle import Recycler
 from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
@@ -113,6 +113,12 @@ class SubprocessRuntime:
             template (new hash seed, new memory layout) replaces it; it starts in the
             background and is swapped in when ready, the old one quits when its last
             running worker exits. ``None`` keeps one template for the runtime's life.
+        max_executions_per_worker: 1 (the default): a fresh process per execution. N > 1
+            (reuse mode): a worker serves up to N executions, reset in between (fresh
+            globals and context variables, working directory emptied, ``decimal``
+            defaults and environment restored, CPU limit re-armed) and retired at once
+            after any execution that failed, timed out, crashed, hit a limit or was
+            refused by the policy. Faster, weaker isolation: see the README.
 
     Example:
         >>> async def main():  # doctest: +SKIP
@@ -137,6 +143,7 @@ class SubprocessRuntime:
         tool_threads: int = 32,
         queue_timeout: float | None = None,
         rotate_template_after: int | None = 1000,
+        max_executions_per_worker: int = 1,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
@@ -146,6 +153,10 @@ class SubprocessRuntime:
             raise ValueError(f"min_idle must be >= 0, got {min_idle}")
         if rotate_template_after is not None and rotate_template_after < 1:
             raise ValueError(f"rotate_template_after must be >= 1, got {rotate_template_after}")
+        if max_executions_per_worker < 1:
+            raise ValueError(
+                f"max_executions_per_worker must be at least 1, got {max_executions_per_worker}"
+            )
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
@@ -159,6 +170,7 @@ class SubprocessRuntime:
             network=network is True,
             policy=policy_to_wire(self.policy),
             network_optional=network is None,
+            max_executions=max_executions_per_worker,
         )
         self._pool = WorkerPool(
             config_json=config.to_json(),
@@ -168,6 +180,7 @@ class SubprocessRuntime:
             need_network_namespace=network is False,
             rotate_after=rotate_template_after,
         )
+        self._recycler = Recycler(self._pool, max_executions_per_worker)
         self._tools = ToolTable()
         self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
         self._threads = ChannelThreads("ptcbox-channel")
@@ -237,11 +250,12 @@ class SubprocessRuntime:
             return prepared.refusal
         pool = self._pool
         worker = pool.take_idle_now()
+        outcome = result = None
         if worker is not None:  # the usual case, without the slot and start-up machinery
             try:
-                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+                outcome, result = await self._run(worker, prepared, on_tool_call, on_output)
             finally:
-                pool.release(worker)
+                self._recycler.give_back(worker, outcome, result)
                 pool.free_slot()
             return result
         wait = prepared.seconds if self._queue_timeout is None else self._queue_timeout
@@ -253,9 +267,9 @@ class SubprocessRuntime:
         async with slot:
             worker = await self._pool.take_worker()
             try:
-                _, result = await self._run(worker, prepared, on_tool_call, on_output)
+                outcome, result = await self._run(worker, prepared, on_tool_call, on_output)
             finally:
-                self._pool.release(worker)
+                self._recycler.give_back(worker, outcome, result)
             return result
 
     def session(self) -> SubprocessSession:
@@ -341,7 +355,7 @@ class SubprocessRuntime:
             "code": code,
             "compiled": host_compiled(code, self.policy, block=False),
             "tools": [[name, _doc(spec)] for name, spec in specs.items()],
-            "globals": _json_globals(extra_globals),
+            "globals": json_globals(extra_globals),
             "session": session,
         }
         try:
@@ -367,7 +381,7 @@ class SubprocessRuntime:
         started = time.perf_counter()
         seconds = prepared.seconds
         frame, nonce = prepared.frame, None
-        if prepared.session:  # replies must answer this execute: see HostExecution
+        if prepared.session or self._recycler.limit > 1:  # replies must answer this execute
             nonce = secrets.token_hex(8)
             frame = encode_message({"t": "id", "n": nonce}) + frame
         execution = HostExecution(
@@ -414,26 +428,3 @@ class _Prepared(NamedTuple):
 def _doc(spec: ToolSpec) -> str | None:
     doc = spec.projection.doc
     return doc if isinstance(doc, str) else None
-
-
-def _json_globals(extra_globals: Mapping[str, Any] | None) -> dict[str, Any]:
-    if not extra_globals:
-        return {}
-    out: dict[str, Any] = {}
-    for key, value in extra_globals.items():
-        if not isinstance(key, str):
-            raise TypeError(f"extra_globals keys must be str, got {key!r}")
-        try:
-            orjson.dumps(
-                value, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-            )
-        except TypeError as exc:
-            if "64-bit" in str(exc):
-                out[key] = value
-                continue
-            raise TypeError(
-                f"extra_globals[{key!r}] is not JSON-compatible ({exc}); SubprocessRuntime "
-                "sends extra_globals to the worker process as JSON"
-            ) from None
-        out[key] = value
-    return out

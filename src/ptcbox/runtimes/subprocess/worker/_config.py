@@ -48,6 +48,8 @@ class WorkerConfig:
             network sockets) instead of failing to start.
         policy: The runtime's sandbox policy as JSON-compatible fields (see
             :func:`policy_to_wire`); every snippet of the runtime runs under it.
+        max_executions: Executions one worker may serve (1: single-use; more: reuse
+            mode, see :mod:`ptcbox.runtimes.subprocess.worker._reuse`).
     """
 
     env: dict[str, str] = field(default_factory=dict)
@@ -56,6 +58,7 @@ class WorkerConfig:
     network: bool = True
     policy: dict[str, Any] = field(default_factory=dict)
     network_optional: bool = False
+    max_executions: int = 1
 
     def to_json(self) -> str:
         """Encode for the template's command line."""
@@ -67,6 +70,7 @@ class WorkerConfig:
                 "network": self.network,
                 "network_optional": self.network_optional,
                 "policy": self.policy,
+                "max_executions": self.max_executions,
             }
         ).decode()
 
@@ -81,6 +85,7 @@ class WorkerConfig:
             network=bool(data["network"]),
             policy=dict(data["policy"]),
             network_optional=bool(data.get("network_optional")),
+            max_executions=int(data.get("max_executions", 1)),
         )
 
 

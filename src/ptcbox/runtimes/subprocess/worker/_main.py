@@ -54,6 +54,7 @@ from ptcbox.runtimes.subprocess.worker._config import (
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
 from ptcbox.runtimes.subprocess.worker._privileges import drop_root
+from ptcbox.runtimes.subprocess.worker._reuse import Reuse
 from ptcbox.runtimes.subprocess.worker._rlimits import (
     address_space_bytes,
     apply_run_limits,
@@ -123,7 +124,8 @@ def worker_main(
     try:
         channel, gate, policy = _setup(sock, workdir, config, template_pid, close_inherited)
         status = 0
-        status = _serve(channel, gate, policy)
+        reuse = Reuse(workdir, config.max_executions) if config.max_executions > 1 else None
+        status = _serve(channel, gate, policy, reuse)
     finally:
         os._exit(status)
 
@@ -294,7 +296,9 @@ class _State:
         self.prebuilt: dict[str, Any] | None = None  # globals without tools, made while idle
 
 
-def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> int:
+def _serve(
+    channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy, reuse: Reuse | None = None
+) -> int:
     state = _State(policy)
     # made now, off the critical path (the worker waits for its snippet anyway)
     state.prebuilt = _build(policy, channel)
@@ -311,7 +315,13 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
             return _EXIT_PROTOCOL
         if message["t"] != "run":
             return _EXIT_PROTOCOL
-        done = _run(message, channel, gate, state)
+        single = not message.get("session")
+        if single and reuse is not None:  # a fresh context; reset afterwards (see _reuse)
+            done = reuse.run(_run, message, channel, gate, state)
+        else:
+            done = _run(message, channel, gate, state)
+        if single and done.get("reuse"):  # the next run's globals: asleep when handed out
+            state.prebuilt = _build(policy, channel)
         if isinstance(nonce, str):
             done["n"] = nonce
         try:
@@ -320,9 +330,10 @@ def _serve(channel: WorkerChannel, gate: AuditGate, policy: SandboxPolicy) -> in
             reason = "out of memory" if isinstance(exc, MemoryError) else str(exc)
             done["value"] = None
             done["truncated"] = True
+            done["reuse"] = False
             channel.stderr.write(f"[value omitted: the result could not be sent: {reason}]\n")
             channel.send(done)
-        if not message.get("session"):
+        if single and not done.get("reuse"):
             return 0
 
 

@@ -1,0 +1,133 @@
+"""Reuse mode: one worker serves up to N executions (``max_executions_per_worker``).
+
+A single-use worker needs no reset: the process ends with its execution. A reused one
+runs each execution as follows, and says in its ``done`` (``"reuse": bool``) whether it
+may serve another; the host retires it otherwise (and after N executions):
+
+* the execution runs in a fresh :class:`contextvars.Context` (every context variable,
+  the ``decimal`` context of the thread included, starts from its default);
+* its globals are built anew (a snippet's functions, classes and names die with them);
+  module views are read-only and the per-execution ones (``sys``, ``logging``,
+  ``warnings``, output streams) are built per execution, as in ``ThreadRuntime``;
+* afterwards: ``decimal.DefaultContext`` (which new contexts copy) is restored, the
+  working directory is emptied (and made current again), the environment is restored,
+  and the ``RLIMIT_CPU`` counter is re-armed by the next run (CPU used so far plus the
+  policy's seconds; see ``apply_run_limits``).
+
+It is retired at once, never reused, after an execution that failed in any way (an
+error, a limit, a timeout or a crash: the host kills it), whose output was truncated,
+in which the sandbox refused anything (an import, or a
+:class:`~ptcbox.errors.PolicyViolation` or :class:`~ptcbox.errors.LimitExceeded` was
+raised, even if the snippet caught it), which
+left the process's address space or resident memory over what it was at start plus
+:data:`RSS_SLACK_BYTES`, or
+whose reset failed.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import decimal
+import os
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+from ptcbox.errors import LimitExceeded, PolicyViolation
+from ptcbox.sandbox._modules import REFUSED_IMPORTS
+
+__all__ = ["RSS_SLACK_BYTES", "Reuse", "count_refusals"]
+
+RSS_SLACK_BYTES = 64 << 20
+"""Address space or resident memory an execution may leave behind (bytes) before its
+worker is retired (``RLIMIT_AS`` was set once, at the worker's start)."""
+
+_refusals = [0]
+_DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+
+def count_refusals() -> None:
+    """Count every refusal and limit error made in this process from now on.
+
+    ``__new__`` of :class:`PolicyViolation` and :class:`LimitExceeded` (and so of every
+    subclass) increments a counter, so that a refusal a snippet caught still retires
+    its worker.
+    """
+
+    def counting_new(cls: type[BaseException], *args: Any, **kwargs: Any) -> Any:
+        _refusals[0] += 1
+        return Exception.__new__(cls, *args, **kwargs)
+
+    for cls in (PolicyViolation, LimitExceeded):
+        cls.__new__ = counting_new  # type: ignore[method-assign]
+
+
+def _memory_bytes() -> tuple[int, int]:
+    """This process's address space and resident memory (``RLIMIT_AS`` counts the first)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            size, resident = statm.read().split()[:2]
+        page = os.sysconf("SC_PAGE_SIZE")
+        return int(size) * page, int(resident) * page
+    except (OSError, ValueError):
+        return 1 << 62, 1 << 62  # unknown: never reuse
+
+
+class Reuse:
+    """The reset between executions of one reused worker.
+
+    Args:
+        workdir: The worker's private working directory (emptied after each run).
+        limit: Executions this worker may serve (the host counts them too).
+    """
+
+    def __init__(self, workdir: str, limit: int) -> None:
+        self.workdir = workdir
+        self.left = limit
+        count_refusals()
+        default = decimal.DefaultContext
+        self._decimal = {name: getattr(default, name) for name in _DECIMAL_FIELDS}
+        self._decimal_flags = dict(default.flags)
+        self._decimal_traps = dict(default.traps)
+        self._environ = dict(os.environ)
+        size, resident = _memory_bytes()
+        self._memory_limits = (size + RSS_SLACK_BYTES, resident + RSS_SLACK_BYTES)
+
+    def run(self, execute: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+        """Run ``execute(*args)`` (it returns the ``done`` message) in a fresh context,
+        then reset; set ``done["reuse"]``."""
+        refusals = _refusals[0] + REFUSED_IMPORTS[0]
+        done = contextvars.Context().run(execute, *args)
+        self.left -= 1
+        clean = (
+            self.left > 0
+            and done.get("error") is None
+            and not done.get("truncated")
+            and _refusals[0] + REFUSED_IMPORTS[0] == refusals
+        )
+        size, resident = _memory_bytes()
+        small = size <= self._memory_limits[0] and resident <= self._memory_limits[1]
+        done["reuse"] = self._reset() and clean and small
+        return done
+
+    def _reset(self) -> bool:
+        """Undo what an execution may leave in the process; ``False`` if it cannot."""
+        try:
+            default = decimal.DefaultContext
+            for name, value in self._decimal.items():
+                setattr(default, name, value)
+            default.flags.update(self._decimal_flags)
+            default.traps.update(self._decimal_traps)
+            if os.environ != self._environ:
+                os.environ.clear()
+                os.environ.update(self._environ)
+            os.chdir(self.workdir)
+            with os.scandir(self.workdir) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+        except Exception:  # anything left behind: retire the worker
+            return False
+        return True

@@ -1,0 +1,236 @@
+"""Reuse mode: nothing of one execution is visible to the next in the same worker.
+
+``SubprocessRuntime(max_executions_per_worker=N)`` runs several executions in one
+worker process. Each attack sets some state in a first execution and reads it in a
+second one that runs in the same worker (the test makes sure of it: the worker is the
+pool's only one). The positive control runs the same pair in a session of the same
+policy, where state is meant to persist: the second snippet does see the first one's
+state there, so the probe really detects it. Under reuse it sees the defaults.
+
+Then the retirement rules: after an execution that failed, timed out, crashed, hit a
+limit, had its output truncated or in which the sandbox refused something (even when
+the snippet caught the refusal), the worker is not reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from ptcbox import SubprocessRuntime
+from ptcbox.sandbox import SandboxPolicy
+
+from .conftest import TOOLS
+
+pytestmark = pytest.mark.anyio
+
+RESTRICTED, TRUSTED = "restricted", "trusted"
+
+# id: (policy, first snippet, second snippet, second's stdout after the first in a
+# session, second's stdout (or "!ErrorType") in a reused worker)
+LEAKS: dict[str, tuple[str, str, str, str, str]] = {
+    "globals": (
+        RESTRICTED,
+        "leak = 'L1'\ndef f(): return 2",
+        "print(leak, f())",
+        "L1 2\n",
+        "!NameError",
+    ),
+    "decimal_context": (
+        RESTRICTED,
+        "import decimal\ndecimal.getcontext().prec = 5",
+        "import decimal\nprint(decimal.getcontext().prec, decimal.Decimal(1) / 3)",
+        "5 0.33333\n",
+        "28 0.3333333333333333333333333333\n",
+    ),
+    "decimal_default_context": (
+        RESTRICTED,
+        "import decimal\nd = decimal.DefaultContext\nd.prec = 7\nd.traps[decimal.Inexact] = True",
+        "import decimal\nc = decimal.Context()\n"
+        "print(decimal.DefaultContext.prec, c.prec, c.traps[decimal.Inexact])",
+        "7 7 True\n",
+        "28 28 False\n",
+    ),
+    "warnings_filters": (
+        RESTRICTED,
+        "import warnings\nwarnings.filterwarnings('error')",
+        "import warnings\nwarnings.warn('w')\nprint('ran on')",
+        "!UserWarning",
+        "ran on\n",
+    ),
+    "logging_config": (
+        RESTRICTED,
+        "import logging\nlogging.basicConfig(level=logging.DEBUG)",
+        "import logging\nprint(logging.getLogger().level)",
+        "10\n",
+        "30\n",
+    ),
+    "random_state": (
+        RESTRICTED,
+        "import random\nrandom.seed(1)",
+        "import random\nprint(random.random() == 0.13436424411240122)",
+        "True\n",
+        "False\n",
+    ),
+    "context_variables": (
+        TRUSTED,
+        "import contextvars, json\njson.var = contextvars.ContextVar('v')\njson.var.set(5)",
+        "import json\nprint(json.var.get(0))",
+        "5\n",
+        "0\n",
+    ),
+    "files_in_working_directory": (
+        TRUSTED,
+        "import os\nopen('leak.txt', 'w').write('x')\n"
+        "os.makedirs('a/b')\nopen('a/b/c', 'w').write('y')",
+        "import os\nprint(sorted(os.listdir('.')))",
+        "['a', 'leak.txt']\n",
+        "[]\n",
+    ),
+    "working_directory": (
+        TRUSTED,
+        "import os\nos.mkdir('sub')\nos.chdir('sub')",
+        "import os\nprint(os.getcwd() == os.environ['HOME'])",
+        "False\n",
+        "True\n",
+    ),
+    "environment": (
+        TRUSTED,
+        "import os\nos.environ['PTCBOX_LEAK'] = '1'",
+        "import os\nprint(os.environ.get('PTCBOX_LEAK'))",
+        "1\n",
+        "None\n",
+    ),
+}
+
+
+def _policy(kind: str) -> SandboxPolicy:
+    return SandboxPolicy.trusted() if kind == TRUSTED else SandboxPolicy()
+
+
+def _seen(result: Any) -> str:
+    return result.stdout if result.ok else f"!{result.error_type}"
+
+
+@pytest.fixture
+async def runtimes() -> AsyncIterator[dict[str, Any]]:
+    made = {
+        kind: SubprocessRuntime(_policy(kind), min_idle=0, max_executions_per_worker=50)
+        for kind in (RESTRICTED, TRUSTED)
+    }
+    made.update(
+        {
+            f"{kind}-session": SubprocessRuntime(_policy(kind), min_idle=0)
+            for kind in (RESTRICTED, TRUSTED)
+        }
+    )
+    yield made
+    for runtime in made.values():
+        await runtime.aclose()
+
+
+async def _in_one_worker(runtime: SubprocessRuntime, first: str, second: str) -> Any:
+    """Run both in the same worker (the pool's only one); return the second's result."""
+    one = await runtime.execute(first, TOOLS)
+    assert one.ok, one.error
+    pool = runtime._pool
+    assert len(pool._workers) == 1 and len(pool._idle) == 1  # recycled, nothing else
+    (worker,) = pool._idle
+    two = await runtime.execute(second, TOOLS)
+    assert worker not in pool._idle or runtime._recycler._uses.get(worker) == 2
+    assert worker.pid in pool._workers or not two.ok  # it ran there (retired if it failed)
+    return two
+
+
+@pytest.mark.parametrize("name", sorted(LEAKS))
+async def test_state_of_one_execution_does_not_reach_the_next(
+    name: str, runtimes: dict[str, Any]
+) -> None:
+    kind, first, second, leaked, clean = LEAKS[name]
+    async with runtimes[f"{kind}-session"].session() as session:  # positive control
+        assert (await session.execute(first, TOOLS)).ok
+        assert _seen(await session.execute(second, TOOLS)) == leaked
+    assert _seen(await _in_one_worker(runtimes[kind], first, second)) == clean
+
+
+# id: (policy, snippet run after a clean one in the same worker, execute's timeout)
+RETIRING: dict[str, tuple[str, str, float | None]] = {
+    "error": (RESTRICTED, "raise ValueError('boom')", None),
+    "timeout": (RESTRICTED, "while True:\n    pass", 1.0),
+    "crash": (TRUSTED, "import os\nos._exit(3)", None),
+    "memory_limit": (RESTRICTED, "data = bytearray(1 << 40)", None),
+    "output_truncated": (RESTRICTED, "print('x' * 3_000_000)", None),
+    "refusal_caught": (
+        RESTRICTED,
+        "import json\ntry:\n    json.leak = 1\nexcept Exception:\n    pass\nprint('ok')",
+        None,
+    ),
+    "import_refusal_caught": (
+        RESTRICTED,
+        "try:\n    import os\nexcept ImportError:\n    pass\nprint('ok')",
+        None,
+    ),
+    "limit_caught": (
+        RESTRICTED,
+        "try:\n    big = 10 ** (10 ** 9)\nexcept Exception:\n    pass\nprint('ok')",
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RETIRING))
+async def test_a_worker_is_retired_after_a_failure_or_refusal(
+    name: str, runtimes: dict[str, Any]
+) -> None:
+    kind, code, timeout = RETIRING[name]
+    runtime = runtimes[kind]
+    assert (await runtime.execute("print(1)", TOOLS)).ok
+    pool = runtime._pool
+    (worker,) = pool._idle  # recycled after the clean execution
+    result = await runtime.execute(code, TOOLS, timeout=timeout)
+    if name.endswith("caught"):  # the snippet went on, as it would in CPython
+        assert result.ok and result.stdout == "ok\n", result.error
+    else:
+        assert not result.ok or result.truncated
+    assert worker not in pool._idle and worker not in runtime._recycler._uses
+    assert (await runtime.execute("print(2)", TOOLS)).stdout == "2\n"  # a fresh worker serves
+    assert pool._idle and pool._idle[0] is not worker
+
+
+async def test_a_worker_serves_at_most_n_executions() -> None:
+    async with SubprocessRuntime(min_idle=0, max_executions_per_worker=3) as runtime:
+        pool = runtime._pool
+        served = []
+        for _ in range(7):
+            assert (await runtime.execute("print(1)", TOOLS)).ok
+            served.append(pool._idle[0] if pool._idle else None)
+        # three executions per worker: recycled twice, then retired (nothing idle)
+        assert served[0] is served[1] is not None and served[2] is None
+        assert served[3] is served[4] is not None and served[3] is not served[0]
+        assert served[5] is None
+
+
+async def test_the_default_is_a_fresh_process_per_execution() -> None:
+    async with SubprocessRuntime(min_idle=0) as runtime:
+        assert (await runtime.execute("print(1)", TOOLS)).ok
+        assert not runtime._pool._idle and not runtime._recycler._uses
+
+
+def test_max_executions_per_worker_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_executions_per_worker must be at least 1"):
+        SubprocessRuntime(max_executions_per_worker=0)
+
+
+async def test_a_worker_that_kept_memory_is_retired(runtimes: dict[str, Any]) -> None:
+    """Trusted code can keep data in a module: 100 MiB kept retires the worker."""
+    runtime = runtimes[TRUSTED]
+    assert (await runtime.execute("print(1)", TOOLS)).ok
+    pool = runtime._pool
+    (worker,) = pool._idle
+    result = await runtime.execute("import json\njson.kept = b'x' * (100 << 20)", TOOLS)
+    assert result.ok, result.error
+    assert worker not in pool._idle and worker not in runtime._recycler._uses
+    small = await runtime.execute("import json\nprint(hasattr(json, 'kept'))", TOOLS)
+    assert small.stdout == "False\n"  # a fresh worker: the module state went with the old one
