@@ -151,7 +151,12 @@ class RayRuntime:
             if self._started:
                 return
             await asyncio.to_thread(self._connect)
-            await self._pool.start()
+            try:
+                await self._pool.start()
+            except self._ray.exceptions.RayActorError:
+                self._check_open()  # closed while starting
+                raise
+            self._check_open()
             self._started = True
 
     def _connect(self) -> None:
