@@ -25,6 +25,7 @@ from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes.ray._messages import parse_batch, record_from_data, reply_text
 
 __all__ = ["CallerExecution"]
@@ -62,8 +63,13 @@ class CallerExecution:
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self.stdout: list[str] = []
         self.stderr: list[str] = []
-        self.calls: list[ToolCallRecord] = []
-        """The calls this side ran, for the result of an actor that died."""
+        self._records: list[ToolCallRecord | None] = []  # in start order
+        self._open: dict[int, tuple[ToolSpec, dict[str, Any], float]] = {}  # by index
+
+    @property
+    def calls(self) -> tuple[ToolCallRecord, ...]:
+        """The calls this side ran, in start order (for the result of an actor that died)."""
+        return tuple(record for record in self._records if record is not None)
 
     async def serve(self, stream: AsyncIterator[Any]) -> dict[str, Any]:
         """Serve the stream until its last event (``result``, ``raise`` or ``cancelled``).
@@ -96,6 +102,11 @@ class CallerExecution:
         finally:
             for task in self._tasks.values():
                 task.cancel()
+            for index, (spec, arguments, started) in list(self._open.items()):
+                if spec.is_async:
+                    self._trace(index, False, CANCELLED_AT_END, started)
+                else:  # its thread runs on; its reply is dropped
+                    self._trace(index, None, RUNNING_AT_END, started)
 
     def _output(self, event: dict[str, Any]) -> None:
         stream, text = event.get("s"), event.get("x")
@@ -116,12 +127,17 @@ class CallerExecution:
             arguments = {str(key): decode(value) for key, value in kwargs.items()}
         except ValueError as exc:
             raise WireProtocolError(f"malformed tool arguments: {exc}") from None
+        index = len(self._records)
+        self._records.append(None)
+        self._open[index] = (spec, arguments, time.perf_counter())
         context = self._context.copy()
-        task = self._loop.create_task(self._run(call_id, spec, arguments), context=context)
+        task = self._loop.create_task(self._run(call_id, index, spec, arguments), context=context)
         self._tasks[call_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(call_id, None))
 
-    async def _run(self, call_id: int, spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    async def _run(
+        self, call_id: int, index: int, spec: ToolSpec, arguments: dict[str, Any]
+    ) -> None:
         started = time.perf_counter()
         ok, value = True, None
         try:
@@ -135,22 +151,18 @@ class CallerExecution:
                 if inspect.isawaitable(value):  # a "sync" projection returned an awaitable
                     value = await value
         except asyncio.CancelledError:
-            self._trace(spec, arguments, False, "cancelled", started)
+            self._trace(index, False, CANCELLED, started)
             raise
         except Exception as exc:
             ok, value = False, exc
-        self._trace(spec, arguments, ok, None if ok else describe_exception(value), started)
+        self._trace(index, ok, None if ok else describe_exception(value), started)
         self._actor.tool_result.remote(self._id, call_id, reply_text(ok, value))
 
-    def _trace(
-        self,
-        spec: ToolSpec,
-        arguments: dict[str, Any],
-        ok: bool,
-        error: str | None,
-        started: float,
-    ) -> None:
-        seconds = time.perf_counter() - started
-        self.calls.append(
-            ToolCallRecord(spec.name, jsonable_arguments(arguments), ok, error, seconds)
-        )
+    def _trace(self, index: int, ok: bool | None, error: str | None, started: float) -> None:
+        entry = self._open.pop(index, None)
+        if entry is not None:
+            spec, arguments, _ = entry
+            seconds = time.perf_counter() - started
+            self._records[index] = ToolCallRecord(
+                spec.name, jsonable_arguments(arguments), ok, error, seconds
+            )
