@@ -23,7 +23,6 @@ from typing import Any
 
 import anyio
 import psutil
-
 import pytest
 
 from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime

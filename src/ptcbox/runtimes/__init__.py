@@ -12,11 +12,12 @@
 - :mod:`ptcbox.runtimes._shared`: what both runtimes (and the child) use.
 """
 
+from typing import TYPE_CHECKING
+
 from ptcbox.runtimes._protocol import CodeRuntime, OutputCallback, ToolCallCallback
 from ptcbox.runtimes.subprocess import SubprocessRuntime, SubprocessSession, WorkerStartError
 from ptcbox.runtimes.thread import ThreadRuntime, ThreadSession
 
-from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ptcbox.runtimes.ray import RayRuntime, RaySession
 

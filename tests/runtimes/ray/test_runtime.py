@@ -123,9 +123,7 @@ async def test_tool_errors_keep_their_type(ray_runtime: Any) -> None:
         "lookup(user='u2')"
     )
     result = await ray_runtime.execute(code, _projections(lookup=lookup, read=read))
-    assert result.stdout == (
-        "UserNotFoundError ('u1',) True\n2 /x [Errno 2] No such file: '/x'\n"
-    )
+    assert result.stdout == ("UserNotFoundError ('u1',) True\n2 /x [Errno 2] No such file: '/x'\n")
     assert result.error_type == "UserNotFoundError"
     assert [(c.ok, c.error) for c in result.tool_calls] == [
         (False, "UserNotFoundError: 'u1'"),

@@ -102,7 +102,7 @@ class CallerExecution:
         finally:
             for task in self._tasks.values():
                 task.cancel()
-            for index, (spec, arguments, started) in list(self._open.items()):
+            for index, (spec, _, started) in list(self._open.items()):
                 if spec.is_async:
                     self._trace(index, False, CANCELLED_AT_END, started)
                 else:  # its thread runs on; its reply is dropped
@@ -114,7 +114,7 @@ class CallerExecution:
             raise WireProtocolError("malformed output event from the actor")
         (self.stdout if stream == "stdout" else self.stderr).append(text)
         if self._on_output is not None:
-            self._on_output(stream, text)  # type: ignore[arg-type]
+            self._on_output(str(stream), text)
 
     def _start(self, event: dict[str, Any]) -> None:
         call_id, name, kwargs = event.get("id"), event.get("name"), event.get("kwargs")
@@ -139,7 +139,6 @@ class CallerExecution:
         self, call_id: int, index: int, spec: ToolSpec, arguments: dict[str, Any]
     ) -> None:
         started = time.perf_counter()
-        ok, value = True, None
         try:
             if spec.is_async:
                 value = await spec.call(**arguments)
@@ -154,9 +153,11 @@ class CallerExecution:
             self._trace(index, False, CANCELLED, started)
             raise
         except Exception as exc:
-            ok, value = False, exc
-        self._trace(index, ok, None if ok else describe_exception(value), started)
-        self._actor.tool_result.remote(self._id, call_id, reply_text(ok, value))
+            self._trace(index, False, describe_exception(exc), started)
+            self._actor.tool_result.remote(self._id, call_id, reply_text(False, exc))
+            return
+        self._trace(index, True, None, started)
+        self._actor.tool_result.remote(self._id, call_id, reply_text(True, value))
 
     def _trace(self, index: int, ok: bool | None, error: str | None, started: float) -> None:
         entry = self._open.pop(index, None)

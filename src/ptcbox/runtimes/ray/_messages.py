@@ -72,7 +72,9 @@ def tool_descriptor(spec: ToolSpec) -> dict[str, Any]:
         params = []
         for param in signature.parameters.values():
             annotation = (
-                None if param.annotation is param.empty else inspect.formatannotation(param.annotation)
+                None
+                if param.annotation is param.empty
+                else inspect.formatannotation(param.annotation)
             )
             default = None if param.default is param.empty else repr(param.default)
             params.append([param.name, int(param.kind), annotation, default])

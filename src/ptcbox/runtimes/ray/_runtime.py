@@ -96,7 +96,7 @@ class RayRuntime:
         ValueError: If a count is below 1.
     """
 
-    def __init__(  # noqa: PLR0917
+    def __init__(
         self,
         policy: SandboxPolicy | None = None,
         *,
