@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -254,3 +256,21 @@ def test_import_ptcbox_never_imports_ray() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "RayRuntime\n"
+
+
+def test_readme_example_joins_the_cluster_at_ray_address(ray_cluster: Any) -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"### RayRuntime.*?```py\n(.*?)```", readme, flags=re.S)
+    assert found is not None, "the README's RayRuntime example moved"
+    address = ray_cluster.get_runtime_context().gcs_address
+    done = subprocess.run(
+        [sys.executable, "-c", found.group(1)],
+        env={**os.environ, "RAY_ADDRESS": address},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "6"
+    assert ray_cluster.cluster_resources().get("CPU") == 2  # the joined cluster runs on
