@@ -125,6 +125,20 @@ def runtime_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+async def _shared_ray_runtime() -> Any:
+    if not _RAY_SHARED or _RAY_SHARED[0].closed:
+        _RAY_SHARED[:] = [make_ray_runtime()]
+    await _RAY_SHARED[0].start()
+    return _RAY_SHARED[0]
+
+
+@pytest.fixture
+async def shared_ray_runtime(ray_cluster: Any) -> Any:
+    """The session's one RayRuntime (default policy, one actor), started; never closed
+    by a test (an actor a test kills is replaced)."""
+    return await _shared_ray_runtime()
+
+
 @pytest.fixture
 async def make_runtime(
     runtime_name: str, request: pytest.FixtureRequest
@@ -151,10 +165,7 @@ async def runtime(make_runtime: Callable[..., Any], runtime_name: str) -> Any:
     RayRuntime: one for the session (its actor takes seconds to start).
     """
     if runtime_name == "ray":
-        if not _RAY_SHARED or _RAY_SHARED[0].closed:
-            _RAY_SHARED[:] = [make_ray_runtime()]
-        await _RAY_SHARED[0].start()
-        return _RAY_SHARED[0]
+        return await _shared_ray_runtime()
     runtime = make_runtime()
     start = getattr(runtime, "start", None)
     if start is not None:  # SubprocessRuntime: start its worker pool outside timed code

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,27 +33,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def ray_runtime(ray_cluster: Any) -> AsyncIterator[Any]:
-    """A fresh RayRuntime (one actor), closed afterwards."""
-    from ptcbox.runtimes import RayRuntime
-
-    runtime = RayRuntime(num_cpus=0.25, executions_per_actor=2)
-    await runtime.start()
-    yield runtime
-    await runtime.aclose()
+def ray_runtime(shared_ray_runtime: Any) -> Any:
+    """The session's shared RayRuntime (an actor costs seconds to start)."""
+    return shared_ray_runtime
 
 
 def _projections(**functions: Any) -> dict[str, DirectProjection]:
     return {name: DirectProjection(name, fn) for name, fn in functions.items()}
-
-
-def _actor_states(ray: Any, runtime: Any) -> dict[str, str]:
-    ids = {slot.handle._actor_id.hex() for slot in runtime._pool.actors}
-    return {
-        actor_id: info["State"]
-        for actor_id, info in ray._private.state.actors().items()
-        if actor_id in ids
-    }
 
 
 async def test_tool_calls_run_in_the_callers_process(ray_runtime: Any) -> None:
@@ -122,14 +107,22 @@ async def test_tool_errors_keep_their_type(ray_runtime: Any) -> None:
         "    read(path='/x')\n"
         "except OSError as e:\n"
         "    print(e.errno, e.filename, str(e))\n"
+        "try:\n"
+        "    huge()\n"
+        "except ValueError as e:\n"
+        "    print('refused:', 'over the' in str(e))\n"
         "lookup(user='u2')"
     )
-    result = await ray_runtime.execute(code, _projections(lookup=lookup, read=read))
-    assert result.stdout == ("UserNotFoundError ('u1',) True\n2 /x [Errno 2] No such file: '/x'\n")
+    tools = _projections(lookup=lookup, read=read, huge=lambda: "x" * (17 << 20))
+    result = await ray_runtime.execute(code, tools)
+    assert result.stdout == (
+        "UserNotFoundError ('u1',) True\n2 /x [Errno 2] No such file: '/x'\nrefused: True\n"
+    )
     assert result.error_type == "UserNotFoundError"
     assert [(c.ok, c.error) for c in result.tool_calls] == [
         (False, "UserNotFoundError: 'u1'"),
         (False, "FileNotFoundError: [Errno 2] No such file: '/x'"),
+        (False, result.tool_calls[2].error),
         (False, "UserNotFoundError: 'u2'"),
     ]
 

@@ -26,9 +26,16 @@ from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
+from ptcbox.runtimes._shared._value import (
+    MAX_TOOL_DATA_BYTES,
+    json_size_over,
+    result_size_error,
+)
 from ptcbox.runtimes.ray._messages import parse_batch, record_from_data, reply_text
 
 __all__ = ["CallerExecution"]
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class CallerExecution:
@@ -41,6 +48,7 @@ class CallerExecution:
         executor: Where sync tools run.
         on_tool_call: The caller's observer of finished calls.
         on_output: The caller's observer of output chunks.
+        max_output_bytes: The policy's output cap (output kept for a crash result).
     """
 
     def __init__(  # noqa: PLR0917
@@ -51,6 +59,7 @@ class CallerExecution:
         executor: Executor,
         on_tool_call: ToolCallCallback | None,
         on_output: OutputCallback | None,
+        max_output_bytes: int,
     ) -> None:
         self._actor = actor
         self._id = execution_id
@@ -63,6 +72,8 @@ class CallerExecution:
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self.stdout: list[str] = []
         self.stderr: list[str] = []
+        self._keep = 4 * max_output_bytes
+        self._kept = 0
         self._records: list[ToolCallRecord | None] = []  # in start order
         self._open: dict[int, tuple[ToolSpec, dict[str, Any], float]] = {}  # by index
 
@@ -112,7 +123,9 @@ class CallerExecution:
         stream, text = event.get("s"), event.get("x")
         if not isinstance(text, str) or stream not in ("stdout", "stderr"):
             raise WireProtocolError("malformed output event from the actor")
-        (self.stdout if stream == "stdout" else self.stderr).append(text)
+        if self._kept < self._keep:  # for a crash result, which caps it again
+            self._kept += len(text)
+            (self.stdout if stream == "stdout" else self.stderr).append(text)
         if self._on_output is not None:
             self._on_output(str(stream), text)
 
@@ -153,11 +166,19 @@ class CallerExecution:
             self._trace(index, False, CANCELLED, started)
             raise
         except Exception as exc:
-            self._trace(index, False, describe_exception(exc), started)
-            self._actor.tool_result.remote(self._id, call_id, reply_text(False, exc))
+            self._fail(call_id, index, exc, started)
             return
+        if type(value) not in _SCALARS:
+            over = json_size_over(value, MAX_TOOL_DATA_BYTES)
+            if over:  # refused here: it never travels to the actor
+                self._fail(call_id, index, result_size_error(spec.name, over), started)
+                return
         self._trace(index, True, None, started)
         self._actor.tool_result.remote(self._id, call_id, reply_text(True, value))
+
+    def _fail(self, call_id: int, index: int, exc: Exception, started: float) -> None:
+        self._trace(index, False, describe_exception(exc), started)
+        self._actor.tool_result.remote(self._id, call_id, reply_text(False, exc))
 
     def _trace(self, index: int, ok: bool | None, error: str | None, started: float) -> None:
         entry = self._open.pop(index, None)

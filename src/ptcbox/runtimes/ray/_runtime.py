@@ -297,7 +297,13 @@ class RayRuntime:
             "session": session_id,
         }
         caller = CallerExecution(
-            slot.handle, execution_id, specs, self._executor, on_tool_call, on_output
+            slot.handle,
+            execution_id,
+            specs,
+            self._executor,
+            on_tool_call,
+            on_output,
+            self.policy.max_output_bytes,
         )
         started = time.perf_counter()
         stream = slot.handle.execute.options(num_returns="streaming").remote(
