@@ -6,7 +6,7 @@ Needs the ``ray`` extra (``pip install 'ptcbox[ray]'``); Ray is imported when a
 - :mod:`~ptcbox.runtimes.ray._runtime`: :class:`RayRuntime`, the caller's side.
 - :mod:`~ptcbox.runtimes.ray._session`: :class:`RaySession`.
 - :mod:`~ptcbox.runtimes.ray._pool`: the actors, their slots, back-pressure, replacement.
-- :mod:`~ptcbox.runtimes.ray._caller`: one execution's stream, tools run in the caller.
+- :mod:`~ptcbox.runtimes.ray._caller`: one execution's events, tools run in the caller.
 - :mod:`~ptcbox.runtimes.ray._actor`: the actor (a SubprocessRuntime on its node).
 - :mod:`~ptcbox.runtimes.ray._proxy`: the actor's tools that forward calls to the caller.
 - :mod:`~ptcbox.runtimes.ray._messages`: the JSON that crosses between the two.

@@ -1,6 +1,6 @@
-"""Caller side of one RayRuntime execution: read the actor's stream, run the tools here.
+"""Caller side of one RayRuntime execution: read the actor's events, run the tools here.
 
-:class:`CallerExecution` reads the actor's event stream (JSON text only), runs each tool
+:class:`CallerExecution` reads the actor's batches of events (JSON text only), runs each tool
 call in the caller's process (async tools as tasks on the caller's event loop, sync
 tools in the runtime's tool threads, so a slow tool never blocks the loop and calls from
 ``asyncio.gather`` in the snippet run at once) and answers with
@@ -39,7 +39,7 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class CallerExecution:
-    """Serve one execution's stream.
+    """Serve one execution's events.
 
     Args:
         actor: The actor's handle (answers go to ``actor.tool_result``).
@@ -83,7 +83,8 @@ class CallerExecution:
         return tuple(record for record in self._records if record is not None)
 
     async def serve(self, stream: AsyncIterator[Any]) -> dict[str, Any]:
-        """Serve the stream until its last event (``result``, ``raise`` or ``cancelled``).
+        """Serve the batches (JSON text) until the last event (``result``, ``raise`` or
+        ``cancelled``).
 
         Raises:
             WireProtocolError: The actor sent something malformed.
@@ -91,8 +92,8 @@ class CallerExecution:
             Exception: An observer raised (re-raised here).
         """
         try:
-            async for ref in stream:
-                for event in parse_batch(await ref):
+            async for text in stream:
+                for event in parse_batch(text):
                     kind = event.get("t")
                     if kind == "call":
                         self._start(event)

@@ -126,12 +126,12 @@ def read_reply(text: str, tool: str) -> Any:
 
 
 def event_batch(events: list[dict[str, Any]]) -> str:
-    """Events as the JSON text of one stream item (actor side)."""
+    """Events as the JSON text of one batch (actor side)."""
     return orjson.dumps(events).decode()
 
 
 def parse_batch(item: Any) -> list[dict[str, Any]]:
-    """The events of one stream item (caller side): JSON text, a list of objects.
+    """The events of one batch (caller side): JSON text, a list of objects.
 
     Raises:
         WireProtocolError: If the item is not such text.

@@ -4,7 +4,7 @@ The actor runs the snippet in its own :class:`~ptcbox.runtimes.SubprocessRuntime
 namespace is made of :class:`ProxyTool` projections. The SubprocessRuntime does all it
 does for any tool (binding by the tool's signature, the call limit, the trace, the
 concurrency bound, cancellation); each proxy call becomes a ``call`` event on the
-execution's :class:`ExecutionLink`, which the actor streams to the caller, and waits for
+execution's :class:`ExecutionLink`, which the actor sends to the caller, and waits for
 the caller's reply (``RayHost.tool_result``). A sync tool's proxy blocks the
 SubprocessRuntime's channel thread, as a sync tool does; an async tool's proxy awaits on
 the actor's event loop and tells the caller when the snippet stops waiting for it.

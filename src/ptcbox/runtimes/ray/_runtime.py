@@ -12,7 +12,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
@@ -59,8 +59,8 @@ class RayRuntime:
     many agents). Each actor runs a :class:`~ptcbox.runtimes.SubprocessRuntime` on its
     node, so every snippet gets what SubprocessRuntime gives it (a fresh, locked-down
     process, OS limits, the sandbox policy) on whichever node Ray placed the actor. The
-    tools stay in the caller's process, as with every runtime: an execution is a
-    streaming actor call whose tool calls come back to the caller as JSON events; the
+    tools stay in the caller's process, as with every runtime: an execution is an
+    actor call (then long polls) whose tool calls come back to the caller as JSON events; the
     caller runs the tool (async tools on its event loop, sync ones in its tool threads)
     and sends the reply with another actor call. Only JSON text crosses from the actor
     to the caller, and values keep their types through the same codec as
@@ -119,7 +119,7 @@ class RayRuntime:
         self._init_options = dict(init_options or {})
         options: dict[str, Any] = {"scheduling_strategy": "SPREAD", "num_cpus": num_cpus}
         options.update(actor_options or {})
-        subprocess_options = {"min_idle": 1, **(worker_options or {})}
+        subprocess_options = dict(worker_options or {})
         subprocess_options["max_workers"] = executions_per_actor
         actor_class = self._ray.remote(RayHost)
 
@@ -306,8 +306,8 @@ class RayRuntime:
             self.policy.max_output_bytes,
         )
         started = time.perf_counter()
-        stream = slot.handle.execute.options(num_returns="streaming").remote(
-            execution_id, orjson.dumps(request).decode(), seconds, globals_ or None
+        stream = _batches(
+            slot.handle, execution_id, orjson.dumps(request).decode(), seconds, globals_ or None
         )
         limit = None if math.isinf(seconds) else seconds + _GRACE_S
         try:
@@ -351,6 +351,15 @@ class RayRuntime:
             error_type="WorkerCrashed",
             tool_calls=tuple(caller.calls),
         )
+
+
+async def _batches(
+    handle: Any, execution_id: str, request: str, seconds: float, globals_: Any
+) -> AsyncIterator[Any]:
+    """The execution's batches of events: the first from ``execute``, then long polls."""
+    yield await handle.execute.remote(execution_id, request, seconds, globals_)
+    while True:
+        yield await handle.poll.remote(execution_id)
 
 
 def _rebuild_raised(kind: Any, message: str) -> Exception:
