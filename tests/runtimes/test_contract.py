@@ -22,6 +22,13 @@ from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture(params=["ray", "subprocess", "thread"])
+def runtime_name(request: pytest.FixtureRequest) -> str:
+    """Every runtime, RayRuntime included (``CONTRACT_RUNTIMES`` of the conftest)."""
+    return str(request.param)
+
+
 HOST_PATHS = ("/work", "site-packages", "ptcbox/", '.py"')
 
 
