@@ -59,8 +59,8 @@ class Outcome:
 
 
 class Job:
-    """The body a pool thread runs for one execution; returns whether the thread may be
-    reused. Never raises."""
+    """The body a fresh thread runs for one execution (the thread then ends); returns
+    whether the execution ended without a stop. Never raises."""
 
     __slots__ = ("code", "deliver", "extra_globals", "policy", "route", "run", "session", "tools")
 
@@ -120,6 +120,7 @@ class Job:
                 break
             except ExecutionInterrupted:
                 continue
+        self.run.end_threads()  # its tool threads end; this thread ends after the job
         current.run = None
         snippet_thread(False)
         set_snippet_stderr(None)
