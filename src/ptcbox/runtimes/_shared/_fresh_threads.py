@@ -53,7 +53,8 @@ class FreshThreads:
     def start(self, task: _Task) -> None:
         """Run ``task()`` in a spare thread, or a new one; the thread ends after it.
 
-        ``task`` must not raise (what it raises is dropped).
+        ``task`` must not raise (what it raises is dropped); when it returns ``False``
+        (a stopped snippet thread) the thread ends at once, without starting a spare.
 
         Raises:
             RuntimeError: After :meth:`close`.
@@ -100,10 +101,12 @@ class FreshThreads:
                             return
             if task is None:
                 return
+            keep: object = False
             with contextlib.suppress(BaseException):
-                task()
+                keep = task()
             del task
-            self._replenish()
+            if keep is not False:  # False: a stopped thread, which runs nothing more
+                self._replenish()
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
