@@ -35,6 +35,7 @@ from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, curre
 from ptcbox.runtimes.thread._tools import Route, Run, current
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
+from ptcbox.sandbox._cacheguards import install_cache_guards
 from ptcbox.sandbox._caches import snippet_thread
 from ptcbox.sandbox._loops import set_snippet_stderr
 from ptcbox.sandbox._regexview import set_deadline
@@ -336,12 +337,14 @@ def _refused_by_alive_check(exc: BaseException | None) -> bool:
 
 
 def install_hooks() -> None:
-    """Route warnings and ignored finalizer errors of snippet threads to their stderr.
+    """Route warnings and ignored finalizer errors of snippet threads to their stderr,
+    and guard the standard library's caches against snippets (once per process).
 
     Wraps ``warnings.showwarning`` and ``sys.unraisablehook`` (again whenever someone
     replaced them, e.g. ``warnings.catch_warnings``); each wrapper keeps its own
     previous hook, to which every other thread's warnings and errors go unchanged.
     """
+    install_cache_guards()  # the stdlib caches snippets reach: see _cacheguards
     if not getattr(warnings.showwarning, _MARK, False):
         warnings.showwarning = _wrap_showwarning(warnings.showwarning)
     if not getattr(sys.unraisablehook, _MARK, False):

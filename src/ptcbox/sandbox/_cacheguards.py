@@ -1,0 +1,149 @@
+"""Guards on the standard library's process-wide caches that snippets reach (issue 12).
+
+A cache shared by the whole process keeps what it is given and hands it to whoever asks
+with an *equal* key (see :mod:`ptcbox.sandbox._caches`). A snippet controls equality: a
+``str`` subclass with ``__eq__ = str.__ne__`` (a builtin, so no check of the snippet's
+own code runs) and a chosen ``__hash__`` equals every other string of that hash. Stored
+as a key, it answers the host's own lookups with the snippet's value: the host's
+``datetime.strptime(s, "%Y-%m-%d")`` parsed with the snippet's day-first regex, its
+``struct.unpack("<i", ...)`` big-endian, ``ip_address("10.0.0.1").is_private`` False; and
+with ``__eq__`` written in Python, every such host lookup raised.
+
+So in a thread that runs snippet code (:func:`~ptcbox.sandbox._caches.snippet_thread`)
+these caches are bypassed or fed exact builtin keys, process-wide, installed once by
+:func:`install_cache_guards` (everyone else keeps them unchanged):
+
+* ``functools.lru_cache`` functions: ``fnmatch._compile_pattern``,
+  ``urllib.parse.urlsplit``, ``ipaddress``'s cached properties (``is_private``,
+  ``is_global``): called uncached.
+* ``_strptime._regex_cache`` (``time.strptime`` and ``datetime.strptime``): neither read
+  nor filled.
+* ``ipaddress``'s netmask caches: exact ``str``/``int`` keys only.
+* ``enum.Flag``'s pseudo-members (``re.RegexFlag(x)``): made for an exact ``int``.
+
+Views pass exact keys to the caches they own or that live in C (``struct``'s format
+cache, ``zoneinfo``'s per-class cache): see :func:`exact`.
+"""
+
+from __future__ import annotations
+
+import _strptime
+import enum
+import fnmatch
+import functools
+import ipaddress
+import threading
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+from ptcbox.sandbox._caches import in_snippet_thread
+
+__all__ = ["exact", "install_cache_guards"]
+
+_MARK = "_ptcbox_cache_guard"
+_lock = threading.Lock()
+_installed = False
+
+
+def exact(value: Any) -> Any:
+    """``value`` as its exact builtin type when it is a ``str``/``bytes``/``int``
+    subclass (its own ``__eq__``/``__hash__`` gone); anything else unchanged."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bytes or kind is bool:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bytes):
+        return bytes.__getitem__(value, slice(None))
+    if isinstance(value, int):
+        return int.__index__(value)
+    return value
+
+
+def _uncached(cached: Any) -> Callable[..., Any]:
+    """``cached`` (an ``lru_cache`` function), except in snippet threads: uncached."""
+    uncached = cached.__wrapped__
+    on = in_snippet_thread
+
+    @functools.wraps(cached)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if on():
+            return uncached(*args, **kwargs)
+        return cached(*args, **kwargs)
+
+    for name in ("cache_info", "cache_clear", "cache_parameters"):
+        setattr(guarded, name, getattr(cached, name))
+    setattr(guarded, _MARK, True)
+    return guarded
+
+
+class _BlindToSnippets(dict):  # type: ignore[type-arg]
+    """A dict used as a cache that snippet threads neither read nor fill."""
+
+    __slots__ = ()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if in_snippet_thread():
+            return default
+        return dict.get(self, key, default)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not in_snippet_thread():
+            dict.__setitem__(self, key, value)
+
+
+def _guard_netmask(cls: type) -> None:
+    real = cls.__dict__["_make_netmask"].__func__
+
+    def _make_netmask(owner: type, arg: Any) -> Any:
+        if in_snippet_thread():
+            if not isinstance(arg, str | int):
+                raise ipaddress.NetmaskValueError(f"{arg!r} is not a valid netmask")
+            arg = exact(arg)
+        return real(owner, arg)
+
+    setattr(_make_netmask, _MARK, True)
+    cls._make_netmask = classmethod(_make_netmask)  # type: ignore[attr-defined]
+
+
+def _guard_cached_properties(module: Any) -> None:
+    for cls in vars(module).values():
+        if not isinstance(cls, type) or cls.__module__ != module.__name__:
+            continue
+        for name, attr in list(vars(cls).items()):
+            if isinstance(attr, property) and hasattr(attr.fget, "cache_info"):
+                setattr(cls, name, property(_uncached(attr.fget), doc=attr.__doc__))
+
+
+def _guard_flag() -> None:
+    real = enum.Flag.__dict__["_missing_"].__func__
+
+    def _missing_(cls: type, value: Any) -> Any:
+        if in_snippet_thread() and isinstance(value, int):
+            value = exact(value)
+        return real(cls, value)
+
+    _missing_.__doc__ = real.__doc__
+    enum.Flag._missing_ = classmethod(_missing_)  # type: ignore[assignment, method-assign]
+
+
+def install_cache_guards() -> None:
+    """Install the guards listed in the module docstring (once per process)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        _installed = True
+        if not getattr(fnmatch._compile_pattern, _MARK, False):
+            fnmatch._compile_pattern = _uncached(fnmatch._compile_pattern)  # type: ignore[assignment]
+        if not getattr(urllib.parse.urlsplit, _MARK, False):
+            urllib.parse.urlsplit = _uncached(urllib.parse.urlsplit)  # type: ignore[assignment]
+        if type(_strptime._regex_cache) is dict:  # type: ignore[attr-defined]
+            _strptime._regex_cache = _BlindToSnippets(_strptime._regex_cache)  # type: ignore[attr-defined]
+        _guard_cached_properties(ipaddress)
+        for cls in (ipaddress._BaseV4, ipaddress._BaseV6):
+            _guard_netmask(cls)
+        _guard_flag()
