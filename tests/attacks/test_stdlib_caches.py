@@ -11,9 +11,16 @@ right and the cache holds none of the snippet's objects.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import time
+from typing import Any
+
 import pytest
 
 from attacks._child import child_output
+from ptcbox import ThreadRuntime
+from ptcbox.sandbox import SandboxPolicy
 
 CHILD = """
 import asyncio, gc, sys
@@ -84,8 +91,7 @@ ATTACKS = {
     ),
     # enum.Flag's pseudo-members, keyed by value: re.I | re.M is RegexFlag(10)
     "flag": (
-        KEY_CLASS.format(base="int", target=10)
-        + "import re\nprint(int(re.RegexFlag(K(34))))",
+        KEY_CLASS.format(base="int", target=10) + "import re\nprint(int(re.RegexFlag(K(34))))",
         "import re\nprint('host', repr(re.I | re.M))",
         "host re.IGNORECASE|re.MULTILINE",
     ),
@@ -133,7 +139,11 @@ class K(str):
 K.keep = zoneinfo.ZoneInfo(K("UTC"))
 print(K.keep)
 '''
-B = "import zoneinfo, datetime\\nprint(datetime.datetime(2024, 7, 1, tzinfo=zoneinfo.ZoneInfo('Europe/Oslo')).utcoffset())"
+B = '''
+import zoneinfo, datetime
+tz = zoneinfo.ZoneInfo('Europe/Oslo')
+print(datetime.datetime(2024, 7, 1, tzinfo=tz).utcoffset())
+'''
 async def main():
     async with ThreadRuntime() as runtime:
         for code in (A, B):
@@ -150,3 +160,61 @@ def test_zoneinfo_cache_of_the_view_takes_exact_keys() -> None:
     out = child_output(ZONEINFO_CHILD, timeout=60)
     assert "True UTC None" in out, out
     assert "True 2:00:00 None" in out, out
+
+
+# == re.Scanner and re.template: the regex deadline ======================================
+
+SCANNER = 'import re\nprint(re.Scanner([(r"(a|aa)+$", None)]).scan("a" * {n} + "b"))'
+
+
+async def _gaps_while(runtime: Any, code: str, timeout: float) -> tuple[Any, float, float]:
+    """Run ``code``; return the result, the seconds it took and the host loop's longest
+    gap meanwhile (a tick every 10 ms)."""
+    ticks = [time.perf_counter()]
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(0.01)
+            ticks.append(time.perf_counter())
+
+    ticker = asyncio.ensure_future(tick())
+    result = await runtime.execute(code, {}, timeout=timeout)
+    ticks.append(time.perf_counter())  # the gap up to the result counts too
+    ticker.cancel()
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    return result, ticks[-1] - ticks[0], max(gaps)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_re_scanner_matches_under_the_deadline() -> None:
+    """``re.Scanner`` was the stdlib's, compiled for CPython's engine: a catastrophic
+    phrase held the GIL (the host's loop froze) past the timeout. The sandbox's Scanner
+    matches with the sandbox's patterns. Control: under the trusted policy the stdlib's
+    Scanner blocks the host's loop for the whole match (a lower bound: load only makes
+    it longer)."""
+    async with ThreadRuntime(SandboxPolicy.trusted()) as trusted:
+        control, _, gap = await _gaps_while(trusted, SCANNER.format(n=28), timeout=30)
+    assert control.ok, control.error
+    assert gap > 0.3, gap
+    async with ThreadRuntime() as runtime:
+        result, elapsed, gap = await _gaps_while(runtime, SCANNER.format(n=80), timeout=1)
+        assert result.timed_out, result
+        assert elapsed < 1 + 3, elapsed
+        assert gap < 2.0, gap
+        tokens = await runtime.execute(
+            "import re\n"
+            "sc = re.Scanner([(r'[a-z]+', lambda s, t: ('id', t)), (r'\\d+', lambda s, t: int(t)),"
+            " (r'\\s+', None)])\n"
+            "print(sc.scan('ab 12 cd!'))",
+            {},
+        )
+        assert tokens.stdout == "([('id', 'ab'), 12, ('id', 'cd')], '!')\n", tokens.error
+        template = await runtime.execute("import re\nre.template('a+')", {})
+    assert template.error_type == "AttributeError"
+    assert "re.template is not available in the sandbox: deprecated" in str(template.error)
+    assert "line 2" in str(template.error)

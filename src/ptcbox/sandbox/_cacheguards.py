@@ -27,10 +27,10 @@ cache, ``zoneinfo``'s per-class cache): see :func:`exact`.
 
 from __future__ import annotations
 
-import _strptime
 import enum
 import fnmatch
 import functools
+import importlib
 import ipaddress
 import threading
 import urllib.parse
@@ -137,12 +137,15 @@ def install_cache_guards() -> None:
         if _installed:
             return
         _installed = True
-        if not getattr(fnmatch._compile_pattern, _MARK, False):
-            fnmatch._compile_pattern = _uncached(fnmatch._compile_pattern)  # type: ignore[assignment]
-        if not getattr(urllib.parse.urlsplit, _MARK, False):
-            urllib.parse.urlsplit = _uncached(urllib.parse.urlsplit)  # type: ignore[assignment]
-        if type(_strptime._regex_cache) is dict:  # type: ignore[attr-defined]
-            _strptime._regex_cache = _BlindToSnippets(_strptime._regex_cache)  # type: ignore[attr-defined]
+        patterns: Any = fnmatch
+        if not getattr(patterns._compile_pattern, _MARK, False):
+            patterns._compile_pattern = _uncached(patterns._compile_pattern)
+        urls: Any = urllib.parse
+        if not getattr(urls.urlsplit, _MARK, False):
+            urls.urlsplit = _uncached(urls.urlsplit)
+        strptime: Any = importlib.import_module("_strptime")
+        if type(strptime._regex_cache) is dict:
+            strptime._regex_cache = _BlindToSnippets(strptime._regex_cache)
         _guard_cached_properties(ipaddress)
         for cls in (ipaddress._BaseV4, ipaddress._BaseV6):
             _guard_netmask(cls)

@@ -123,7 +123,8 @@ def _re(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, 
     # compile, match, sub ... Pattern, Match: matched by `regex` under the deadline,
     # substitutions size-checked (see _regexview)
     attrs.update(re_functions(ctx.limits))
-    return attrs, {}
+    del attrs["template"]  # compiles for CPython's engine, outside the deadline
+    return attrs, {"template": "deprecated (removed in Python 3.13); use re.compile"}
 
 
 def _collections(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
