@@ -218,3 +218,51 @@ async def test_re_scanner_matches_under_the_deadline() -> None:
     assert template.error_type == "AttributeError"
     assert "re.template is not available in the sandbox: deprecated" in str(template.error)
     assert "line 2" in str(template.error)
+
+
+# == process-wide state a snippet can set ================================================
+
+STATE_CODE = """
+import statistics, random, logging, warnings, uuid
+statistics.NormalDist().samples(3)
+uuid.uuid1(node=1)
+random.seed(7)
+logging.getLogger("asyncio").setLevel(50)
+logging.disable(50)
+warnings.simplefilter("ignore")
+print("ok")
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["trusted", "restricted"])
+async def test_a_snippet_leaves_the_hosts_random_logging_and_warnings_alone(mode: str) -> None:
+    """``NormalDist().samples()`` and ``uuid.uuid1(node=...)`` drew from the host's
+    global ``random`` generator (advancing the sequence a host seeded); ``random.seed``,
+    logging and warnings settings are the execution's own. Control: trusted code
+    changes all of them in the host."""
+    import logging
+    import random
+    import warnings
+
+    policy = SandboxPolicy.trusted() if mode == "trusted" else SandboxPolicy()
+    random.seed(42)
+    expected = [random.random() for _ in range(3)]
+    random.seed(42)
+    with warnings.catch_warnings():
+        filters = list(warnings.filters)
+        asyncio_level = logging.getLogger("asyncio").level
+        try:
+            async with ThreadRuntime(policy) as runtime:
+                result = await runtime.execute(STATE_CODE, {}, timeout=10)
+            assert result.stdout == "ok\n", result.error
+            changed = (
+                [random.random() for _ in range(3)] != expected,
+                logging.getLogger("asyncio").level != asyncio_level,
+                logging.root.manager.disable != 0,
+                warnings.filters != filters,
+            )
+        finally:
+            logging.getLogger("asyncio").setLevel(asyncio_level)
+            logging.disable(logging.NOTSET)
+    assert changed == ((True,) * 4 if mode == "trusted" else (False,) * 4), changed

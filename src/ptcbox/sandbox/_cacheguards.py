@@ -20,6 +20,8 @@ these caches are bypassed or fed exact builtin keys, process-wide, installed onc
   nor filled.
 * ``ipaddress``'s netmask caches: exact ``str``/``int`` keys only.
 * ``enum.Flag``'s pseudo-members (``re.RegexFlag(x)``): made for an exact ``int``.
+* ``statistics.NormalDist.samples()`` without a seed: not from the host's global
+  ``random`` generator (which a snippet would advance, and read).
 
 Views pass exact keys to the caches they own or that live in C (``struct``'s format
 cache, ``zoneinfo``'s per-class cache): see :func:`exact`.
@@ -32,6 +34,8 @@ import fnmatch
 import functools
 import importlib
 import ipaddress
+import random
+import statistics
 import threading
 import urllib.parse
 from collections.abc import Callable
@@ -128,6 +132,18 @@ def _guard_flag() -> None:
     enum.Flag._missing_ = classmethod(_missing_)  # type: ignore[assignment, method-assign]
 
 
+def _guard_samples() -> None:
+    real = statistics.NormalDist.samples
+
+    def samples(self: Any, n: int, *, seed: Any = None) -> list[float]:
+        if seed is None and in_snippet_thread():  # not the host's global generator
+            return real(self, n, seed=random.Random().random())
+        return real(self, n, seed=seed)
+
+    samples.__doc__ = real.__doc__
+    statistics.NormalDist.samples = samples  # type: ignore[method-assign, assignment]
+
+
 def install_cache_guards() -> None:
     """Install the guards listed in the module docstring (once per process)."""
     global _installed
@@ -150,3 +166,4 @@ def install_cache_guards() -> None:
         for cls in (ipaddress._BaseV4, ipaddress._BaseV6):
             _guard_netmask(cls)
         _guard_flag()
+        _guard_samples()
