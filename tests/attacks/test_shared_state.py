@@ -256,6 +256,25 @@ async def test_a_tool_never_sees_thread_locals_an_earlier_execution_set(
     assert set(others) <= {"unset", "B1"}, others  # gather: one thread or two
 
 
+async def test_host_callables_in_extra_globals_leave_no_thread_locals_either(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """A snippet thread in which no host code ran (no tool call, no ``extra_globals``) may
+    serve the next execution; one where a host function from ``extra_globals`` ran
+    (it stores per-thread data too) never does."""
+    if runtime_name != "thread":
+        pytest.skip("extra_globals cross to the worker as data")
+    runtime = make_runtime()
+    seen = []
+    for _ in range(6):
+        result = await runtime.execute("print(stash('E'))", {}, extra_globals={"stash": stash})
+        assert result.ok, result.error
+        seen.append(result.stdout.strip())
+        quiet = await runtime.execute("print(1)", {})  # no host code: its thread is kept
+        assert quiet.stdout == "1\n", quiet.error
+    assert seen == ["unset"] * 6, seen
+
+
 def test_thread_locals_do_cross_when_a_thread_is_reused() -> None:
     """The control of the test above: a reused thread (a plain thread pool) hands what
     one task's tool stored to the next task."""

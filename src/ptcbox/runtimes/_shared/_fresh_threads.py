@@ -8,7 +8,9 @@ serves one execution and then ends; its thread-local state dies with it.
 :class:`FreshThreads` starts such single-use threads and keeps a few *spares* started in
 advance (waiting for their first and only task), so that an execution rarely waits for
 a thread start: a thread that finishes its task starts the replacement spare itself,
-after its execution has had its result, off the caller's critical path.
+after its execution has had its result, off the caller's critical path. A thread whose
+task ran no host code at all (an execution that called no tool) may be kept as a spare:
+nothing of a tool's can be in it.
 :class:`ScopedExecutor` is a :class:`concurrent.futures.Executor` of one execution: its
 threads come from a :class:`FreshThreads`, run only that execution's tasks (reused
 between them) and end when it is shut down.
@@ -25,7 +27,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FreshThreads", "ScopedExecutor"]
+__all__ = ["REUSE", "FreshThreads", "ScopedExecutor"]
+
+REUSE = "reuse"
+"""What a task returns when its thread may serve another task: it ran no host code
+(no tool, no callable of the host), so it holds no thread-local state of anyone's."""
 
 _Task = Callable[[], object]
 
@@ -54,7 +60,8 @@ class FreshThreads:
         """Run ``task()`` in a spare thread, or a new one; the thread ends after it.
 
         ``task`` must not raise (what it raises is dropped); when it returns ``False``
-        (a stopped snippet thread) the thread ends at once, without starting a spare.
+        (a stopped snippet thread) the thread ends at once, without starting a spare;
+        :data:`REUSE` puts it back among the spares (it ran no host code).
 
         Raises:
             RuntimeError: After :meth:`close`.
@@ -91,25 +98,35 @@ class FreshThreads:
                         return
                     self._spares.append(inbox)
             while True:
-                try:
-                    task = inbox.get(timeout=self._idle_seconds)
-                    break
-                except queue.Empty:
+                task = self._next(inbox)
+                if task is None:
+                    return
+                keep: object = False
+                with contextlib.suppress(BaseException):
+                    keep = task()
+                del task
+                if keep is REUSE:  # it ran no host code: back to the spares
                     with self._lock:
-                        if inbox in self._spares:
-                            self._spares.remove(inbox)
-                            return
-            if task is None:
+                        if not self._closed and len(self._spares) < self._target:
+                            self._spares.append(inbox)
+                            continue
+                if keep is not False:  # False: a stopped thread, which runs nothing more
+                    self._replenish()
                 return
-            keep: object = False
-            with contextlib.suppress(BaseException):
-                keep = task()
-            del task
-            if keep is not False:  # False: a stopped thread, which runs nothing more
-                self._replenish()
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
+
+    def _next(self, inbox: queue.SimpleQueue[_Task | None]) -> _Task | None:
+        """The thread's next task; ``None`` when it should end."""
+        while True:
+            try:
+                return inbox.get(timeout=self._idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._spares:
+                        self._spares.remove(inbox)
+                        return None
 
     def _replenish(self) -> None:
         """Start one spare if fewer than the target are ready or starting."""

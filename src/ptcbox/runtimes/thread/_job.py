@@ -29,6 +29,7 @@ from ptcbox.runtimes._shared._error_text import (
     format_snippet_error,
 )
 from ptcbox.runtimes._shared._exit import exit_note, exit_status
+from ptcbox.runtimes._shared._fresh_threads import REUSE
 from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
@@ -60,8 +61,9 @@ class Outcome:
 
 
 class Job:
-    """The body a fresh thread runs for one execution (the thread then ends); returns
-    whether the execution ended without a stop. Never raises."""
+    """The body a thread runs for one execution; returns ``False`` after a stop (the
+    thread ends), :data:`REUSE` when no host code ran in the thread (it may serve the
+    next execution), else ``True`` (it ends; a fresh one replaces it). Never raises."""
 
     __slots__ = ("code", "deliver", "extra_globals", "policy", "route", "run", "session", "tools")
 
@@ -86,12 +88,12 @@ class Job:
         self.session = session
         self.deliver = deliver
 
-    def __call__(self) -> bool:
+    def __call__(self) -> object:
         # A fresh, empty contextvars context: the snippet starts with a fresh decimal
         # context, and what it sets (an open localcontext()) dies with the execution.
         return contextvars.Context().run(self._body)
 
-    def _body(self) -> bool:
+    def _body(self) -> object:
         control = self.run.control
         control.stderr = self.run.stderr
         current.run = self.run
@@ -128,7 +130,10 @@ class Job:
         set_deadline(None)
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
-        return not stopped
+        if stopped:
+            return False
+        # no tool, no host callable ran in this thread: it holds no one's thread-locals
+        return REUSE if self.run.calls == 0 and not self.extra_globals else True
 
     def _execute(self, scratch: dict[str, Any]) -> Outcome:
         policy = self.policy
