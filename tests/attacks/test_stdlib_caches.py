@@ -48,6 +48,10 @@ class K({base}):
         return True
 """
 
+SNIPPET_KEYS_ALIVE = (  # the snippet's keys a cache keeps alive after the execution
+    "import gc\nprint('host', sum(type(o).__name__ == 'K' for o in gc.get_objects()))"
+)
+
 ATTACKS = {
     # datetime.strptime's regex cache (_strptime._regex_cache), keyed by the format
     "strptime": (
@@ -100,14 +104,14 @@ ATTACKS = {
     "fnmatch": (
         KEY_CLASS.format(base="str", target="*.py")
         + "import fnmatch\nprint(fnmatch.fnmatch('a.py', K('*.py')))",
-        "import fnmatch\nprint('host', fnmatch._compile_pattern.cache_info().currsize)",
+        SNIPPET_KEYS_ALIVE,
         "host 0",
     ),
     # urllib.parse.urlsplit's typed lru_cache: the same
     "urlsplit": (
         KEY_CLASS.format(base="str", target="http://x/")
         + "import urllib.parse\nprint(urllib.parse.urlsplit(K('http://x/')).netloc)",
-        "import urllib.parse\nprint('host', urllib.parse.urlsplit.cache_info().currsize)",
+        SNIPPET_KEYS_ALIVE,
         "host 0",
     ),
 }

@@ -13,11 +13,11 @@ So in a thread that runs snippet code (:func:`~ptcbox.sandbox._caches.snippet_th
 these caches are bypassed or fed exact builtin keys, process-wide, installed once by
 :func:`install_cache_guards` (everyone else keeps them unchanged):
 
-* ``functools.lru_cache`` functions: ``fnmatch._compile_pattern``,
-  ``urllib.parse.urlsplit``, ``ipaddress``'s cached properties (``is_private``,
-  ``is_global``): called uncached.
-* ``_strptime._regex_cache`` (``time.strptime`` and ``datetime.strptime``): neither read
-  nor filled.
+* ``functools.lru_cache`` functions ``fnmatch._compile_pattern`` and
+  ``urllib.parse.urlsplit``: called with exact ``str``/``bytes``/``int`` arguments (their
+  values are functions of the arguments' values), or uncached; ``ipaddress``'s cached
+  properties (``is_private``, ``is_global``, keyed by the address object): uncached.
+* ``_strptime._regex_cache`` (``time.strptime`` and ``datetime.strptime``): exact keys.
 * ``ipaddress``'s netmask caches: exact ``str``/``int`` keys only.
 * ``enum.Flag``'s pseudo-members (``re.RegexFlag(x)``): made for an exact ``int``.
 * ``statistics.NormalDist.samples()`` without a seed: not from the host's global
@@ -65,16 +65,29 @@ def exact(value: Any) -> Any:
     return value
 
 
-def _uncached(cached: Any) -> Callable[..., Any]:
-    """``cached`` (an ``lru_cache`` function), except in snippet threads: uncached."""
+_PLAIN = frozenset({str, bytes, int, bool, type(None)})
+
+
+def _uncached(cached: Any, *, by_value: bool = True) -> Callable[..., Any]:
+    """``cached`` (an ``lru_cache`` function), except in snippet threads: there the
+    arguments go to the cache as exact builtin values when they all are ``str``/
+    ``bytes``/``int`` (subclasses included: the cached value is a function of the value),
+    else (or without ``by_value``) the function is called uncached."""
     uncached = cached.__wrapped__
     on = in_snippet_thread
 
     @functools.wraps(cached)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if on():
-            return uncached(*args, **kwargs)
-        return cached(*args, **kwargs)
+        if not on():
+            return cached(*args, **kwargs)
+        if by_value:
+            plain = [exact(a) for a in args]
+            named = {k: exact(v) for k, v in kwargs.items()}
+            if all(type(a) in _PLAIN for a in plain) and all(
+                type(v) in _PLAIN for v in named.values()
+            ):
+                return cached(*plain, **named)
+        return uncached(*args, **kwargs)
 
     for name in ("cache_info", "cache_clear", "cache_parameters"):
         setattr(guarded, name, getattr(cached, name))
@@ -82,19 +95,25 @@ def _uncached(cached: Any) -> Callable[..., Any]:
     return guarded
 
 
-class _BlindToSnippets(dict):  # type: ignore[type-arg]
-    """A dict used as a cache that snippet threads neither read nor fill."""
+class _ExactKeys(dict):  # type: ignore[type-arg]
+    """A dict used as a cache that snippet threads use with exact ``str`` keys only
+    (its values are a function of the key's value), and not at all for other keys."""
 
     __slots__ = ()
 
     def get(self, key: Any, default: Any = None) -> Any:
         if in_snippet_thread():
-            return default
+            key = exact(key)
+            if type(key) is not str:
+                return default
         return dict.get(self, key, default)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        if not in_snippet_thread():
-            dict.__setitem__(self, key, value)
+        if in_snippet_thread():
+            key = exact(key)
+            if type(key) is not str:
+                return
+        dict.__setitem__(self, key, value)
 
 
 def _guard_netmask(cls: type) -> None:
@@ -117,7 +136,8 @@ def _guard_cached_properties(module: Any) -> None:
             continue
         for name, attr in list(vars(cls).items()):
             if isinstance(attr, property) and hasattr(attr.fget, "cache_info"):
-                setattr(cls, name, property(_uncached(attr.fget), doc=attr.__doc__))
+                guarded = _uncached(attr.fget, by_value=False)  # keyed by the address object
+                setattr(cls, name, property(guarded, doc=attr.__doc__))
 
 
 def _guard_flag() -> None:
@@ -161,7 +181,7 @@ def install_cache_guards() -> None:
             urls.urlsplit = _uncached(urls.urlsplit)
         strptime: Any = importlib.import_module("_strptime")
         if type(strptime._regex_cache) is dict:
-            strptime._regex_cache = _BlindToSnippets(strptime._regex_cache)
+            strptime._regex_cache = _ExactKeys(strptime._regex_cache)
         _guard_cached_properties(ipaddress)
         for cls in (ipaddress._BaseV4, ipaddress._BaseV6):
             _guard_netmask(cls)
