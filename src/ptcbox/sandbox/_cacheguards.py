@@ -80,6 +80,8 @@ def _uncached(cached: Any, *, by_value: bool = True) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         if not on():
             return cached(*args, **kwargs)
+        if by_value and not kwargs and all(type(a) in _PLAIN for a in args):
+            return cached(*args)  # the common case: exact values already
         if by_value:
             plain = [exact(a) for a in args]
             named = {k: exact(v) for k, v in kwargs.items()}

@@ -1,4 +1,4 @@
-"""The body a pool thread runs for one :class:`~ptcbox.runtimes.ThreadRuntime` execution.
+"""The body a snippet thread runs for one :class:`~ptcbox.runtimes.ThreadRuntime` execution.
 
 Compile, build the globals, run (in an event loop of the thread for top-level
 ``await``), convert the trailing value and format the error, all inside the time
