@@ -73,10 +73,11 @@ class ThreadRuntime:
     ``time.sleep`` and event loops the snippet runs are woken at once. The stopped
     thread ends and is never reused; its later output is dropped.
 
-    Every execution runs in a fresh thread, which ends with it, and its sync tools
-    called from asyncio code in threads of that execution only: a ``threading.local``
-    a tool sets never reaches another execution's tools (nor does a context variable:
-    each call runs in a fresh copy of the caller's context).
+    Every execution runs in a thread no tool (or other host code) ran in before, and
+    a thread a tool ran in ends with its execution; sync tools called from asyncio code
+    run in threads of that execution only: a ``threading.local`` a tool sets never
+    reaches another execution's tools (nor does a context variable: each call runs in
+    a fresh copy of the caller's context).
 
     What this runtime cannot guarantee (use ``SubprocessRuntime`` for these):
 
