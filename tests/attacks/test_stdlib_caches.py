@@ -202,7 +202,7 @@ async def test_re_scanner_matches_under_the_deadline() -> None:
     Scanner blocks the host's loop for the whole match (a lower bound: load only makes
     it longer)."""
     async with ThreadRuntime(SandboxPolicy.trusted()) as trusted:
-        control, _, gap = await _gaps_while(trusted, SCANNER.format(n=28), timeout=30)
+        control, _, gap = await _gaps_while(trusted, SCANNER.format(n=34), timeout=60)
     assert control.ok, control.error
     assert gap > 0.3, gap
     async with ThreadRuntime() as runtime:
