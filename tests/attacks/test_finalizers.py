@@ -139,7 +139,7 @@ def test_g3_a_stopped_async_snippet_never_runs_at_garbage_collection() -> None:
             except BaseException:
                 pass
         """
-    out = _run_child(code, timeout=0.05)
+    out = _run_child(code, timeout=0.5)  # long enough to start on a loaded machine
     assert "collected" in out, out
     assert out.count("result False True TimeoutError started") == 3, out
 
@@ -157,7 +157,7 @@ def test_g3_stopped_tasks_of_the_snippet_never_run_at_garbage_collection() -> No
         print('started')
         await asyncio.sleep(10)
         """
-    out = _run_child(code, timeout=0.05)
+    out = _run_child(code, timeout=0.5)  # long enough to start on a loaded machine
     assert "collected" in out, out
     assert out.count("result False True TimeoutError started") == 3, out
     assert "Exception ignored" not in out, out

@@ -9,8 +9,10 @@ poison the test process itself. The positive control of each is the same snippet
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import logging
+import threading
 import time
 from typing import Any
 
@@ -208,6 +210,77 @@ async def test_a_tool_never_sees_context_variables_an_earlier_call_set(
     context = contextvars.copy_context()
     context.run(remember, "x")
     assert context.run(remember, "y") == "x"
+
+
+PER_THREAD = threading.local()
+
+
+def stash(value: str) -> str:
+    """A sync host tool that keeps per-thread data (as many libraries do) and reports
+    what its thread held before."""
+    seen = getattr(PER_THREAD, "value", "unset")
+    PER_THREAD.value = value
+    return str(seen)
+
+
+LOCAL_CODES = (
+    "print(stash(value='A1'), stash(value='A2'))",  # sync code: the snippet's thread
+    "import asyncio\nprint(*await asyncio.gather(stash(value='B1'), stash(value='B2')))",
+    "import asyncio\nasync def main():\n    return await stash(value='C')\n"
+    "print(asyncio.run(main()))",
+)
+
+
+async def test_a_tool_never_sees_thread_locals_an_earlier_execution_set(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """A ``threading.local`` a sync tool sets in one execution is not seen by a later,
+    unrelated execution's tools (issue 12, item 4): the snippet's own thread
+    (ThreadRuntime), the channel thread (SubprocessRuntime) and the threads of sync tools
+    called from asyncio code serve one execution each. Control: within one execution
+    the tool's thread keeps what it set (the first line's second call sees ``A1``)."""
+    runtime = make_runtime()
+    tools = resolve_tools([stash])
+    first: list[str] = []
+    later: list[str] = []
+    for _ in range(4):
+        for code in LOCAL_CODES:
+            result = await runtime.execute(code, tools, timeout=10)
+            assert result.ok, result.error
+            words = result.stdout.split()
+            first.append(words[0])
+            later += words[1:]
+    assert first == ["unset"] * 12, first
+    assert later[::2] == ["A1"] * 4, later  # control: the same thread in one execution
+    others = [w for i, w in enumerate(later) if i % 2]
+    assert set(others) <= {"unset", "B1"}, others  # gather: one thread or two
+
+
+async def test_host_callables_in_extra_globals_leave_no_thread_locals_either(
+    make_runtime: Any, runtime_name: str
+) -> None:
+    """A snippet thread in which no host code ran (no tool call, no ``extra_globals``) may
+    serve the next execution; one where a host function from ``extra_globals`` ran
+    (it stores per-thread data too) never does."""
+    if runtime_name != "thread":
+        pytest.skip("extra_globals cross to the worker as data")
+    runtime = make_runtime()
+    seen = []
+    for _ in range(6):
+        result = await runtime.execute("print(stash('E'))", {}, extra_globals={"stash": stash})
+        assert result.ok, result.error
+        seen.append(result.stdout.strip())
+        quiet = await runtime.execute("print(1)", {})  # no host code: its thread is kept
+        assert quiet.stdout == "1\n", quiet.error
+    assert seen == ["unset"] * 6, seen
+
+
+def test_thread_locals_do_cross_when_a_thread_is_reused() -> None:
+    """The control of the test above: a reused thread (a plain thread pool) hands what
+    one task's tool stored to the next task."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(stash, "first").result()
+        assert pool.submit(stash, "second").result() == "first"
 
 
 # == 4. a tool removed from a session's namespace (item 5) ===============================

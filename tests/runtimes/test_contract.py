@@ -172,7 +172,7 @@ async def test_deep_recursion_is_a_failed_result(runtime: Any) -> None:
 async def test_timeout_keeps_output_written_before_it(runtime: Any) -> None:
     started = time.monotonic()
     result = await runtime.execute("print('before')\nwhile True:\n    pass", tools(), timeout=0.5)
-    assert time.monotonic() - started < 0.5 + 0.5
+    assert time.monotonic() - started < 0.5 + 4  # at the deadline; the loop never ends
     assert result.timed_out
     assert (result.return_code, result.error_type) == (1, "TimeoutError")
     assert result.stdout == "before\n"
@@ -202,7 +202,7 @@ async def test_caller_cancellation_propagates(runtime: Any) -> None:
     with anyio.move_on_after(0.3) as scope:
         await runtime.execute("while True:\n    pass", tools(), timeout=30)
     assert scope.cancelled_caught
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 0.3 + 4  # at the cancellation, not the 30 s timeout
     result = await runtime.execute("print('still fine')", tools())
     assert result.stdout == "still fine\n"
 

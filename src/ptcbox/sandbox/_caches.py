@@ -29,7 +29,7 @@ import threading
 import typing
 from typing import Any
 
-__all__ = ["install_typing_bypass", "snippet_thread"]
+__all__ = ["in_snippet_thread", "install_typing_bypass", "snippet_thread"]
 
 
 class _State(threading.local):
@@ -68,6 +68,11 @@ def snippet_thread(on: bool) -> None:
     results too.
     """
     _state.on = on
+
+
+def in_snippet_thread() -> bool:
+    """``True`` in a thread marked by :func:`snippet_thread` (running snippet code)."""
+    return _state.on
 
 
 def install_typing_bypass() -> int:

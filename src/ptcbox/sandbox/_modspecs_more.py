@@ -30,6 +30,7 @@ import zlib
 from typing import Any
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._cacheguards import exact
 from ptcbox.sandbox._guards import guarded_setattr
 from ptcbox.sandbox._owner import is_owned
 from ptcbox.sandbox._specbase import Attrs, ModuleContext, ix, only, public
@@ -145,6 +146,15 @@ def _zoneinfo(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict
     class ZoneInfo(real):  # type: ignore[misc, valid-type]
         __doc__ = real.__doc__
 
+        def __new__(cls, key: Any) -> Any:
+            # the class's cache is shared by every execution: exact keys only
+            return super().__new__(cls, exact(key))
+
+        @classmethod
+        def no_cache(cls, key: Any) -> Any:
+            """Get a new instance of ZoneInfo, bypassing the cache."""
+            return super().no_cache(exact(key))
+
         @classmethod
         def from_file(cls, fobj: Any, /, key: Any = None) -> Any:
             """Refused in the sandbox: use ``ZoneInfo(key)``."""
@@ -162,11 +172,25 @@ def _zoneinfo(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict
 # -- struct, zlib, gzip, secrets --------------------------------------------------------
 
 
+def _exact_format(fn: Any) -> Any:
+    """``fn(fmt, ...)`` of ``struct`` with ``fmt`` as an exact ``str``/``bytes``: the
+    module's format cache is the whole process's (a snippet's key would answer the
+    host's lookups, see ``_cacheguards``)."""
+
+    def call(fmt: Any, /, *args: Any) -> Any:
+        return fn(exact(fmt), *args)
+
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
+
+
 def _struct(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     lim = ctx.limits
 
     def pack(fmt: Any, /, *values: Any) -> bytes:
         """struct.pack -- sandboxed: the result size is checked first."""
+        fmt = exact(fmt)
         lim.repeat_bytes("struct.pack", module.calcsize(fmt))
         data: bytes = module.pack(fmt, *values)
         return data
@@ -180,6 +204,8 @@ def _struct(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[s
 
     Struct.__module__ = "struct"
     attrs = public(module)
+    for name in ("calcsize", "unpack", "unpack_from", "iter_unpack", "pack_into"):
+        attrs[name] = _exact_format(getattr(module, name))
     attrs.update(pack=pack, Struct=Struct)
     return attrs, {}
 

@@ -10,6 +10,7 @@ str/list method in host code and are left out. ``uuid.getnode``/``uuid1`` never 
 
 from __future__ import annotations
 
+import secrets
 import types
 from typing import Any
 
@@ -123,7 +124,8 @@ def _re(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, 
     # compile, match, sub ... Pattern, Match: matched by `regex` under the deadline,
     # substitutions size-checked (see _regexview)
     attrs.update(re_functions(ctx.limits))
-    return attrs, {}
+    del attrs["template"]  # compiles for CPython's engine, outside the deadline
+    return attrs, {"template": "deprecated (removed in Python 3.13); use re.compile"}
 
 
 def _collections(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
@@ -147,9 +149,12 @@ def _uuid(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str
         return random_node[0]
 
     def uuid1(node: int | None = None, clock_seq: int | None = None) -> Any:
-        """uuid.uuid1 -- sandboxed: see getnode."""
+        """uuid.uuid1 -- sandboxed: see getnode; the clock sequence is never drawn from
+        the host's ``random`` generator (the stdlib's Python path does)."""
         if node is None and not (has_c_helper and clock_seq is None):
             node = getnode()
+        if clock_seq is None and node is not None:
+            clock_seq = secrets.randbits(14)
         return module.uuid1(node, clock_seq)
 
     attrs.update(getnode=getnode, uuid1=uuid1)

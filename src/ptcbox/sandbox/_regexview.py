@@ -303,6 +303,38 @@ def re_functions(limits: Limits) -> dict[str, Any]:
         """re.subn -- sandboxed: under the deadline; the result size is checked."""
         return compile(pattern, flags).subn(repl, string, count)
 
+    class Scanner:
+        """re.Scanner -- sandboxed: the lexicon's phrases are matched by the sandbox's
+        patterns, under the execution's deadline (the stdlib's compiles for CPython's
+        engine, which holds the GIL)."""
+
+        __module__ = "re"
+
+        def __init__(self, lexicon: Any, flags: int = 0) -> None:
+            self.lexicon = lexicon
+            parts = [f"(?P<_ptc{index}>{phrase})" for index, (phrase, _) in enumerate(lexicon)]
+            self.scanner = compile("|".join(parts), flags)
+            self.match: Match | None = None
+
+        def scan(self, string: Any) -> tuple[list[Any], Any]:
+            result: list[Any] = []
+            i = 0
+            while True:
+                m = self.scanner.match(string, i)
+                if not m:
+                    break
+                j = m.end()
+                if i == j:
+                    break
+                action = self.lexicon[int(str(m.lastgroup)[4:])][1]
+                if callable(action):
+                    self.match = m
+                    action = action(self, m.group())
+                if action is not None:
+                    result.append(action)
+                i = j
+            return result, string[i:]
+
     def purge() -> None:
         """re.purge -- sandboxed: clears nothing (the caches are the process's)."""
 
@@ -319,5 +351,6 @@ def re_functions(limits: Limits) -> dict[str, Any]:
         "purge": purge,
         "Pattern": Pattern,
         "Match": Match,
+        "Scanner": Scanner,
     }
     return functions

@@ -280,8 +280,8 @@ async def test_unread_tool_results_are_capped_and_hold_one_tool_thread() -> None
         result = await runtime.execute(code, {"big": DirectProjection("big", big)}, timeout=60)
         grown = host.memory_info().rss - before
         assert time.monotonic() - started < 30
-        threads = runtime._executor._threads  # type: ignore[attr-defined]
-        most = runtime._executor._max_workers  # type: ignore[attr-defined]
+        threads = runtime._tool_threads.threads()  # this execution's, ending now
+        most = 32  # tool_threads
     assert result.error_type == "LimitExceeded" and not result.timed_out, result.error
     assert "unread tool results exceeded" in (result.error or "")
     assert "without reading their results" in (result.error or "")

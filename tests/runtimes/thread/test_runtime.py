@@ -127,7 +127,8 @@ async def test_no_late_output_from_an_abandoned_thread(trusted: Any) -> None:
     tools = {"block": DirectProjection("block", block)}
     started = time.monotonic()
     result = await trusted.execute("print('early')\nblock()\nprint('late')", tools, timeout=0.3)
-    assert time.monotonic() - started < 0.3 + 0.5
+    # at the deadline, not when the tool returns (10 s): a wide margin for a loaded machine
+    assert time.monotonic() - started < 0.3 + 4
     assert result.timed_out
     assert result.stdout == "early\n"
     assert [(c.name, c.ok) for c in result.tool_calls] == [("block", None)]  # still running
@@ -146,7 +147,7 @@ async def test_thread_stuck_in_a_gil_releasing_call_is_abandoned_at_the_deadline
     code = "import hashlib\nfor _ in range(10**6):\n    hashlib.sha256(b'x' * 50_000_000).digest()"
     started = time.monotonic()
     result = await trusted.execute(code, {}, timeout=0.5)
-    assert time.monotonic() - started < 0.5 + 0.5
+    assert time.monotonic() - started < 0.5 + 4  # at the deadline; the loop never ends
     assert result.timed_out
     assert wait_for_threads(baseline, deadline_s=10) <= baseline
 
@@ -177,7 +178,8 @@ async def test_no_thread_leak_after_many_executions(runtime: Any, wait_for_threa
         result = await runtime.execute(f"print({i})", {})
         assert result.stdout == f"{i}\n"
     await asyncio.gather(*[runtime.execute("sum(range(1000))", {}) for _ in range(30)])
-    assert wait_for_threads(baseline + 8) <= baseline + 8  # at most 8 idle pool threads
+    # each execution's thread ends with it; a few spares are kept started in advance
+    assert wait_for_threads(baseline + 8) <= baseline + 8
     assert wait_until(lambda: len(snippet_threads()) <= 8)
 
 
@@ -201,7 +203,7 @@ async def test_sleep_in_a_snippet_event_loop_is_woken(trusted: Any) -> None:
 async def test_top_level_await_sleep_is_cancelled_at_the_timeout(runtime: Any) -> None:
     started = time.monotonic()
     result = await runtime.execute("import asyncio\nawait asyncio.sleep(30)", {}, timeout=0.3)
-    assert time.monotonic() - started < 0.3 + 0.5
+    assert time.monotonic() - started < 0.3 + 4  # at the deadline, not after 30 s
     assert result.timed_out
     assert wait_until(lambda: not busy_snippet_threads(), deadline_s=3)
 
@@ -378,8 +380,8 @@ async def test_pending_async_tool_calls_are_cancelled_at_the_timeout(runtime: An
     tools = {"slow": DirectProjection("slow", slow)}
     for code in ("slow()", "import asyncio\nawait asyncio.gather(slow(), slow())"):
         cancelled.clear()
-        # 1 s: on a loaded machine the snippet must reach its call before the deadline
-        result = await runtime.execute(code, tools, timeout=1.0)
+        # the calls must have started before the deadline: 2 s is ample on a loaded machine
+        result = await runtime.execute(code, tools, timeout=2)
         assert result.timed_out and result.tool_calls, result
         with anyio.fail_after(5):
             await cancelled.wait()
@@ -396,7 +398,7 @@ async def test_the_stop_never_lands_inside_a_running_tool(runtime: Any) -> None:
     finished = threading.Event()
 
     def crunch() -> int:
-        end = time.monotonic() + 0.6
+        end = time.monotonic() + 5
         n = 0
         while time.monotonic() < end:  # pure-Python work: a bytecode boundary every step
             n += 1
@@ -406,9 +408,10 @@ async def test_the_stop_never_lands_inside_a_running_tool(runtime: Any) -> None:
     tools = {"crunch": DirectProjection("crunch", crunch)}
     started = time.monotonic()
     result = await runtime.execute("crunch()\nwhile True:\n    pass", tools, timeout=0.2)
-    assert time.monotonic() - started < 0.2 + 0.5
+    # the result comes at the deadline, before the tool's 5 s of work end
+    assert time.monotonic() - started < 0.2 + 4
     assert result.timed_out
-    assert await anyio.to_thread.run_sync(finished.wait, 5)
+    assert await anyio.to_thread.run_sync(finished.wait, 30)
     assert wait_until(lambda: not busy_snippet_threads())
 
 
@@ -510,7 +513,7 @@ async def test_snippet_callback_inside_a_tool_runs_on_until_the_tool_returns(
     code = (
         "import time\n"
         "def slow():\n"
-        "    end = time.monotonic() + 0.8\n"
+        "    end = time.monotonic() + 5\n"
         "    while time.monotonic() < end:\n"
         "        pass\n"
         "    return 'callback done'\n"
@@ -519,9 +522,9 @@ async def test_snippet_callback_inside_a_tool_runs_on_until_the_tool_returns(
     )
     started = time.monotonic()
     result = await trusted.execute(code, {"apply": DirectProjection("apply", apply)}, timeout=0.2)
-    assert time.monotonic() - started < 0.2 + 0.5
+    assert time.monotonic() - started < 0.2 + 4  # at the deadline, before the 5 s callback
     assert result.timed_out and result.stdout == ""
-    assert wait_until(lambda: not busy_snippet_threads())
+    assert wait_until(lambda: not busy_snippet_threads(), deadline_s=30)
 
 
 async def test_code_that_ends_after_the_deadline_while_the_loop_was_blocked_timed_out(

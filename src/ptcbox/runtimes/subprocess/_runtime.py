@@ -17,9 +17,9 @@ import os
 import secrets
 import signal
 import sys
+import threading
 import time
 from collections.abc import Hashable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Final, NamedTuple
 
@@ -27,6 +27,7 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._fresh_threads import FreshThreads, ScopedExecutor
 from ptcbox.runtimes._shared._host import ToolSpec, ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._preflight import preflight, refused
 from ptcbox.runtimes._wire import encode_message
@@ -182,7 +183,9 @@ class SubprocessRuntime:
         )
         self._recycler = Recycler(self._pool, max_executions_per_worker)
         self._tools = ToolTable()
-        self._executor = ThreadPoolExecutor(tool_threads, thread_name_prefix="ptcbox-tool")
+        # each execution's sync tools run in threads of its own (issue 12: thread-locals)
+        self._tool_threads = FreshThreads("ptcbox-tool", spares=2)
+        self._tool_capacity = threading.BoundedSemaphore(tool_threads)
         self._threads = ChannelThreads("ptcbox-channel")
         self._sessions: set[SubprocessSession] = set()
         self._closed = False
@@ -295,10 +298,10 @@ class SubprocessRuntime:
         for session in list(self._sessions):
             await session.aclose()
         await self._pool.aclose()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._tool_threads.close()
         self._threads.shutdown(0)
         # idle threads end at once; one still inside a slow tool is left to finish it
-        threads = [*self._threads.threads(), *getattr(self._executor, "_threads", ())]
+        threads = [*self._threads.threads(), *self._tool_threads.threads()]
         deadline = time.monotonic() + _JOIN_S
         while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
             await asyncio.sleep(0.002)
@@ -384,19 +387,23 @@ class SubprocessRuntime:
         if prepared.session or self._recycler.limit > 1:  # replies must answer this execute
             nonce = secrets.token_hex(8)
             frame = encode_message({"t": "id", "n": nonce}) + frame
+        executor = ScopedExecutor(self._tool_threads, self._tool_capacity)
         execution = HostExecution(
             worker,
             prepared.specs,
             self.policy,
             self._threads,
-            self._executor,
+            executor,
             on_tool_call,
             on_output,
             nonce,
         )
         # a channel thread polling from the start needs a CPU the worker does not use
         thread_reads = prepared.names_sync_tool and self._pool.busy < _CPUS
-        outcome = await execution.run(frame, seconds, thread_reads=thread_reads)
+        try:
+            outcome = await execution.run(frame, seconds, thread_reads=thread_reads)
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
         if outcome[0] == "observer":
             raise outcome[1]
         if outcome[0] == "eof" and self._closed:

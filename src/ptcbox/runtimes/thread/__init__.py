@@ -2,10 +2,10 @@
 
 - :mod:`~ptcbox.runtimes.thread._runtime`: :class:`ThreadRuntime`, one execution.
 - :mod:`~ptcbox.runtimes.thread._session`: :class:`ThreadSession`, kept globals.
-- :mod:`~ptcbox.runtimes.thread._job`: the body a pool thread runs for one execution.
+- :mod:`~ptcbox.runtimes.thread._job`: the body a snippet thread runs for one execution.
 - :mod:`~ptcbox.runtimes.thread._control`: how a snippet thread is stopped.
 - :mod:`~ptcbox.runtimes.thread._reaper`: re-injects the stop into threads not yet out.
-- :mod:`~ptcbox.runtimes.thread._pool`: the worker threads.
+- :mod:`~ptcbox.runtimes.thread._pool`: its threads, one fresh thread per execution.
 - :mod:`~ptcbox.runtimes.thread._tools`: tools, ``print`` and ``sleep`` as the thread
   sees them, routed to the host's event loop.
 """

@@ -1,6 +1,6 @@
 """How a :class:`~ptcbox.runtimes.ThreadRuntime` snippet thread is stopped.
 
-A snippet runs in a thread of a small process-wide pool. To stop it at a timeout, the
+A snippet runs in a thread of its own (one per execution). To stop it at a timeout, the
 host raises :class:`ExecutionInterrupted` in that thread with
 ``PyThreadState_SetAsyncExc`` (it lands at the next bytecode boundary), and keeps doing
 so until the thread leaves the snippet. The first time the exception is created in the

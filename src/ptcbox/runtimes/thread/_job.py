@@ -1,4 +1,4 @@
-"""The body a pool thread runs for one :class:`~ptcbox.runtimes.ThreadRuntime` execution.
+"""The body a snippet thread runs for one :class:`~ptcbox.runtimes.ThreadRuntime` execution.
 
 Compile, build the globals, run (in an event loop of the thread for top-level
 ``await``), convert the trailing value and format the error, all inside the time
@@ -30,12 +30,14 @@ from ptcbox.runtimes._shared._error_text import (
     format_snippet_error,
 )
 from ptcbox.runtimes._shared._exit import exit_note, exit_status
+from ptcbox.runtimes._shared._fresh_threads import REUSE
 from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
 from ptcbox.runtimes.thread._tools import Route, Run, current
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
+from ptcbox.sandbox._cacheguards import install_cache_guards
 from ptcbox.sandbox._caches import snippet_thread
 from ptcbox.sandbox._loops import set_snippet_stderr
 from ptcbox.sandbox._regexview import set_deadline
@@ -60,8 +62,9 @@ class Outcome:
 
 
 class Job:
-    """The body a pool thread runs for one execution; returns whether the thread may be
-    reused. Never raises."""
+    """The body a thread runs for one execution; returns ``False`` after a stop (the
+    thread ends), :data:`REUSE` when no host code ran in the thread (it may serve the
+    next execution), else ``True`` (it ends; a fresh one replaces it). Never raises."""
 
     __slots__ = ("code", "deliver", "extra_globals", "policy", "route", "run", "session", "tools")
 
@@ -86,12 +89,12 @@ class Job:
         self.session = session
         self.deliver = deliver
 
-    def __call__(self) -> bool:
+    def __call__(self) -> object:
         # A fresh, empty contextvars context: the snippet starts with a fresh decimal
         # context, and what it sets (an open localcontext()) dies with the execution.
         return contextvars.Context().run(self._body)
 
-    def _body(self) -> bool:
+    def _body(self) -> object:
         control = self.run.control
         control.stderr = self.run.stderr
         current.run = self.run
@@ -122,13 +125,17 @@ class Job:
                 break
             except ExecutionInterrupted:
                 continue
+        self.run.end_threads()  # its tool threads end; this thread ends after the job
         current.run = None
         snippet_thread(False)
         set_snippet_stderr(None)
         set_deadline(None)
         # A stopped execution delivers None: whoever still waits learns it was stopped.
         self.deliver(None if stopped else outcome)
-        return not stopped
+        if stopped:
+            return False
+        # no tool, no host callable ran in this thread: it holds no one's thread-locals
+        return REUSE if self.run.calls == 0 and not self.extra_globals else True
 
     def _execute(self, scratch: dict[str, Any]) -> Outcome:
         policy = self.policy
@@ -337,12 +344,14 @@ def _refused_by_alive_check(exc: BaseException | None) -> bool:
 
 
 def install_hooks() -> None:
-    """Route warnings and ignored finalizer errors of snippet threads to their stderr.
+    """Route warnings and ignored finalizer errors of snippet threads to their stderr,
+    and guard the standard library's caches against snippets (once per process).
 
     Wraps ``warnings.showwarning`` and ``sys.unraisablehook`` (again whenever someone
     replaced them, e.g. ``warnings.catch_warnings``); each wrapper keeps its own
     previous hook, to which every other thread's warnings and errors go unchanged.
     """
+    install_cache_guards()  # the stdlib caches snippets reach: see _cacheguards
     if not getattr(warnings.showwarning, _MARK, False):
         warnings.showwarning = _wrap_showwarning(warnings.showwarning)
     if not getattr(sys.unraisablehook, _MARK, False):

@@ -74,6 +74,12 @@ class ThreadRuntime:
     ``time.sleep`` and event loops the snippet runs are woken at once. The stopped
     thread ends and is never reused; its later output is dropped.
 
+    Every execution runs in a thread no tool (or other host code) ran in before, and
+    a thread a tool ran in ends with its execution; sync tools called from asyncio code
+    run in threads of that execution only: a ``threading.local`` a tool sets never
+    reaches another execution's tools (nor does a context variable: each call runs in
+    a fresh copy of the caller's context).
+
     What this runtime cannot guarantee (use ``SubprocessRuntime`` for these):
 
     - A C call that holds the GIL (``sum(range(10**9))``; regular expressions do not:
@@ -82,9 +88,6 @@ class ThreadRuntime:
       returns; the result then comes back as a timeout (``timed_out=True``) if the
       deadline passed meanwhile. A C call that releases the GIL only delays the
       thread's end.
-    - ``threading.local`` state of the reused threads tools run in is kept from one
-      call to the next (context variables are not: each call gets a fresh copy of the
-      caller's context).
     - Memory is not capped per execution (``max_memory_bytes`` and ``max_cpu_seconds``
       are not enforced); a snippet can exhaust the host's memory.
     - Host code is never interrupted, so neither is snippet code a tool calls back (a

@@ -137,7 +137,7 @@ class ThreadSession:
 
 
 async def _clear_in_worker(namespace: dict[str, Any]) -> None:
-    """Clear a session's globals in a pool thread, stopped after 1 s."""
+    """Clear a session's globals in a snippet thread, stopped after 1 s."""
     control = Control()
     done = anyio.Event()
     loop = asyncio.get_running_loop()

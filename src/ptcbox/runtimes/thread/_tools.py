@@ -22,7 +22,7 @@ from asyncio import events
 from collections.abc import Awaitable
 from typing import Any
 
-import anyio.to_thread
+import anyio
 
 from ptcbox._result import ToolCallRecord
 from ptcbox.errors import LimitExceeded, ToolCallLimitExceeded
@@ -30,6 +30,7 @@ from ptcbox.runtimes._shared._awaitable import AwaitableToolCall, unawaited_note
 from ptcbox.runtimes._shared._clock import CallScope, Deadline, call_in_scope, enter_scope
 from ptcbox.runtimes._shared._codec import clone
 from ptcbox.runtimes._shared._error_text import describe_exception
+from ptcbox.runtimes._shared._fresh_threads import ScopedExecutor
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._output import OutputBuffer, Relay, output_flood
 from ptcbox.runtimes._shared._summary import summarize_arguments
@@ -44,6 +45,7 @@ from ptcbox.runtimes.thread._calls import (
     wait_async,
 )
 from ptcbox.runtimes.thread._control import HOST, SNIPPET, Control, ExecutionInterrupted
+from ptcbox.runtimes.thread._pool import tool_threads
 
 __all__ = ["Route", "Run", "current"]
 
@@ -89,6 +91,7 @@ class Run:
         "started",
         "stderr",
         "stdout",
+        "threads",
         "trace_lock",
     )
 
@@ -126,6 +129,14 @@ class Run:
         self.max_concurrent = max_concurrent
         self.semaphore: asyncio.Semaphore | None = None
         self.started: list[tuple[AwaitableToolCall, concurrent.futures.Future[Any]]] = []
+        self.threads: ScopedExecutor | None = None
+        """Where sync tools called from the snippet's asyncio code run: threads of this
+        execution only, ended by :meth:`end_threads` (issue 12: thread-locals)."""
+
+    def end_threads(self) -> None:
+        """Let this execution's tool threads end (a busy one after its call)."""
+        if self.threads is not None:
+            self.threads.shutdown(wait=False)
 
     def _flooded(self, written: int) -> None:
         """A stream got far more than the output cap: stop the snippet (its thread)."""
@@ -357,8 +368,8 @@ class Run:
                 else:
                     sync = SyncCall(self._finish_once, slot, started)
                     try:
-                        result = await anyio.to_thread.run_sync(
-                            functools.partial(sync.run, spec.call, bound), abandon_on_cancel=True
+                        result = await self._in_thread(
+                            functools.partial(sync.run, spec.call, bound)
                         )
                     except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
                         sync.abandon()  # it runs on: recorded when it ends (see _trace)
@@ -378,6 +389,14 @@ class Run:
             if error is not None:
                 raise rebuild_tool_error(failure, spec.name, error)
             return result
+
+    def _in_thread(self, fn: functools.partial[Any]) -> asyncio.Future[Any]:
+        """Run ``fn`` in one of this execution's tool threads, in a copy of the current
+        context; cancelling the wait abandons a call already running."""
+        if self.threads is None:
+            self.threads = ScopedExecutor(tool_threads())
+        context = contextvars.copy_context()
+        return asyncio.wrap_future(self.threads.submit(context.run, fn))
 
     # --- sleep ---------------------------------------------------------------------
     def sleep(self, seconds: float) -> None:

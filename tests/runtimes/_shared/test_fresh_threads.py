@@ -1,0 +1,95 @@
+"""FreshThreads and ScopedExecutor: threads that never serve two executions."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from ptcbox.runtimes._shared._fresh_threads import REUSE, FreshThreads, ScopedExecutor
+
+LOCAL = threading.local()
+
+
+def _wait(predicate: object, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return bool(predicate())  # type: ignore[operator]
+
+
+def _run(fresh: FreshThreads, result: object = True) -> str:
+    """Run a task that reads then sets a thread-local; return what it read."""
+    seen: list[str] = []
+    done = threading.Event()
+
+    def task() -> object:
+        seen.append(getattr(LOCAL, "v", "unset"))
+        LOCAL.v = "set"
+        done.set()
+        return result
+
+    fresh.start(task)
+    assert done.wait(10)
+    return seen[0]
+
+
+def test_each_task_gets_a_thread_no_task_ran_in_before() -> None:
+    fresh = FreshThreads("t-fresh", spares=1)
+    try:
+        assert [_run(fresh) for _ in range(5)] == ["unset"] * 5
+        # control: a task that says REUSE hands its thread (and what it set) back
+        assert _wait(lambda: len(fresh._spares) == 1)
+        assert _run(fresh, REUSE) == "unset"
+        assert _wait(lambda: len(fresh._spares) == 1)
+        assert _run(fresh, REUSE) == "set"
+    finally:
+        fresh.close()
+
+
+def test_a_stopped_task_ends_its_thread_without_a_spare_and_close_ends_the_spares() -> None:
+    fresh = FreshThreads("t-stop", spares=1)
+    _run(fresh, False)
+    assert _wait(lambda: not fresh.threads())  # no spare was started
+    _run(fresh)  # this one starts a spare when it ends
+    assert _wait(lambda: len(fresh.threads()) == 1)
+    fresh.close()
+    assert _wait(lambda: not fresh.threads())
+    with pytest.raises(RuntimeError):
+        fresh.start(lambda: None)
+
+
+def test_scoped_executor_reuses_its_threads_only_until_shutdown() -> None:
+    fresh = FreshThreads("t-scope", spares=0)
+    capacity = threading.BoundedSemaphore(2)
+    running = [0]
+    most = [0]
+    lock = threading.Lock()
+
+    def work() -> str:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        seen = getattr(LOCAL, "v", "unset")
+        LOCAL.v = "set"
+        return str(seen)
+
+    first = ScopedExecutor(fresh, capacity)
+    assert all(f.result(10) for f in [first.submit(work) for _ in range(6)])
+    assert most[0] <= 2  # the shared capacity bounds the tasks running at once
+    assert _wait(lambda: first._idle == 6)  # every thread idle now
+    assert first.submit(work).result(10) == "set"  # within one execution: reused
+    first.shutdown(wait=False)
+    with pytest.raises(RuntimeError):
+        first.submit(work)
+    assert _wait(lambda: not fresh.threads())  # its threads ended with it
+    second = ScopedExecutor(fresh, capacity)
+    assert second.submit(work).result(10) == "unset"  # never the first's threads
+    second.shutdown(wait=False)
+    fresh.close()
