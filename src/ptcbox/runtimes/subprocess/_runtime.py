@@ -44,7 +44,7 @@ from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
 
-DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE")
 """Host environment variables a worker inherits by default (nothing secret)."""
 
 _JOIN_S = 2.0
@@ -55,6 +55,14 @@ _BASE_ENV: Final = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONIOENCODING": "utf-8",
     "MALLOC_ARENA_MAX": "2",
+    # numpy's BLAS and numexpr start thread pools at import; workers run with
+    # RLIMIT_NPROC and one CPU's worth of work each (the data preset imports them in the
+    # template, before the fork): one thread each. OPENBLAS_CORETYPE is left alone.
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "NUMEXPR_MAX_THREADS": "1",
 }
 
 

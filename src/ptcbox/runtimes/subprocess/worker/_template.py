@@ -45,10 +45,12 @@ from typing import Any
 import orjson
 
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
-from ptcbox.runtimes.subprocess.worker._config import WorkerConfig
+from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
+from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS, SandboxPolicy
+from ptcbox.sandbox._datahardening import harden_pandas
+from ptcbox.sandbox._dataspecs import uses_data_libs
 
 __all__ = ["main"]
 
@@ -190,11 +192,25 @@ def _oom_kills() -> int:
     return -1
 
 
-def _warm_up() -> None:
-    for name in sorted(DEFAULT_ALLOWED_IMPORTS):
+def _warm_up(policy: SandboxPolicy) -> None:
+    """Import what snippets may import, and (for the data preset) numpy and pandas.
+
+    numpy and pandas are imported here, before any wall and before the fork, with their
+    thread pools capped by the environment the runtime gave the template (see
+    ``SubprocessRuntime``); pandas' classes are hardened and the views built, so that
+    an execution pays neither the import nor the vetting.
+    """
+    data = policy.restricted and uses_data_libs(policy.allowed_imports)
+    names = DEFAULT_ALLOWED_IMPORTS | (policy.allowed_imports if data else frozenset())
+    for name in sorted(names):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    warm_up("# template")
+    if data:
+        if "pandas" in policy.allowed_imports:
+            harden_pandas()
+        warm_up("# template", data_policy=policy)
+    else:
+        warm_up("# template")
 
 
 def _probe_network_namespace() -> bool:
@@ -219,7 +235,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     template = _Template(ctl, config)
     try:
-        _warm_up()
+        _warm_up(policy_from_wire(config.policy) if config.policy else SandboxPolicy())
         prepare_walls()
         netns = not config.network and _probe_network_namespace()
         gc.collect()
