@@ -43,7 +43,7 @@ def data_value(value: Any) -> Any:
     return NOT_DATA
 
 
-def _numpy_value(value: Any, kind: type) -> Any:
+def _numpy_value(value: Any, kind: Any) -> Any:
     np: Any = sys.modules.get("numpy")
     if np is None:
         return NOT_DATA
@@ -58,7 +58,7 @@ def _numpy_value(value: Any, kind: type) -> Any:
     return NOT_DATA
 
 
-def _pandas_value(value: Any, kind: type) -> Any:
+def _pandas_value(value: Any, kind: Any) -> Any:
     pd: Any = sys.modules.get("pandas")
     if pd is None:
         return NOT_DATA
