@@ -17,6 +17,7 @@ language-level (the worker's kernel walls hold anyway):
 from __future__ import annotations
 
 import io
+import sys
 import types
 from collections.abc import Callable
 from typing import Any, Final
@@ -33,6 +34,7 @@ __all__ = [
     "DATA_SPECS",
     "data_attribute",
     "memory_only",
+    "seal_class",
     "uses_data_libs",
 ]
 
@@ -184,3 +186,65 @@ def _pandas(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[s
 
 
 DATA_SPECS: Final = {"numpy": _numpy, "pandas": _pandas}
+
+
+_RAW_PROTOCOLS: Final = (
+    "__array_interface__",
+    "__array_struct__",
+    "__dataframe__",
+    "__dlpack__",
+    "__arrow_c_array__",
+    "__arrow_c_stream__",
+)
+"""Raw-memory protocols of numpy and pandas: ``__array_interface__["data"]`` is an integer
+address that ``np.asarray`` trusts (reading or writing any memory of the process); the
+others hand over pointers or capsules the same way."""
+
+
+class _NoRawProtocol:
+    """A data descriptor that answers ``AttributeError`` (it shadows the instance dict)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        raise AttributeError(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        raise PolicyViolation(f"{self.name!r} cannot be set in the sandbox")
+
+
+_NO_RAW: Final = {name: _NoRawProtocol(name) for name in _RAW_PROTOCOLS}
+
+
+def _dunder_free_getattr(method: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    def __getattr__(self: Any, name: str) -> Any:  # noqa: N807 - the snippet's own hook
+        if type(name) is str and name[:2] == "__" and name[-2:] == "__":
+            raise AttributeError(name)
+        return method(self, name)
+
+    __getattr__.__qualname__ = getattr(method, "__qualname__", "__getattr__")
+    __getattr__.__doc__ = getattr(method, "__doc__", None)
+    return __getattr__
+
+
+def seal_class(cls: type) -> None:
+    """Close the routes by which a snippet class could answer a special-name lookup of
+    host code with data of its own choosing (numpy's raw-memory protocols above all).
+
+    * A ``__getattr__`` the class defines never sees special names (``AttributeError``
+      instead): host code looks up protocols such as ``__array_interface__`` with
+      ``getattr``.
+    * With numpy loaded in the process, the class gets data descriptors for
+      the raw-memory protocols (``__array_interface__``, ``__array_struct__`` ...) that
+      answer ``AttributeError``,
+      so an instance dict filled through ``vars(obj)`` cannot provide them either.
+    """
+    method = cls.__dict__.get("__getattr__")
+    if callable(method):
+        type.__setattr__(cls, "__getattr__", _dunder_free_getattr(method))
+    if "numpy" in sys.modules:
+        for name, descriptor in _NO_RAW.items():
+            type.__setattr__(cls, name, descriptor)
