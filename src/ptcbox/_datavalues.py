@@ -53,7 +53,7 @@ def _numpy_value(value: Any, kind: Any) -> Any:
             shape = np.ndarray.shape.__get__(value)
             return f"<ndarray of shape {shape}: too large to return; print a summary>"
         return np.ndarray.tolist(value)
-    if isinstance(value, np.generic) and kind.__module__ == "numpy":
+    if isinstance(value, np.generic):  # a type of numpy itself (see data_value)
         return np.generic.item(value)
     return NOT_DATA
 
@@ -74,7 +74,7 @@ def _pandas_value(value: Any, kind: Any) -> Any:
         if len(value) > MAX_ELEMENTS:
             return f"<Series of {len(value)} values: too large to return>"
         return pd.Series.to_dict(value)
-    if isinstance(value, pd.Index) and kind.__module__.startswith("pandas."):
+    if isinstance(value, pd.Index):  # a type of pandas itself (see data_value)
         if len(value) > MAX_ELEMENTS:
             return f"<Index of {len(value)} values: too large to return>"
         return pd.Index.tolist(value)

@@ -198,15 +198,17 @@ def _warm_up(policy: SandboxPolicy) -> None:
     numpy and pandas are imported here, before any wall and before the fork, with their
     thread pools capped by the environment the runtime gave the template (see
     ``SubprocessRuntime``); pandas' classes are hardened and the views built, so that
-    an execution pays neither the import nor the vetting.
+    an execution pays neither the import nor the vetting. A trusted policy whose
+    ``allowed_imports`` names them gets them imported too (not hardened): behind the
+    audit hook a worker could not import numpy itself (it imports ``ctypes``).
     """
-    data = policy.restricted and uses_data_libs(policy.allowed_imports)
+    data = uses_data_libs(policy.allowed_imports)
     names = DEFAULT_ALLOWED_IMPORTS | (policy.allowed_imports if data else frozenset())
     for name in sorted(names):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
     if data:
-        if "pandas" in policy.allowed_imports:
+        if policy.restricted and "pandas" in policy.allowed_imports:
             harden_pandas()
         warm_up("# template", data_policy=policy)
     else:
