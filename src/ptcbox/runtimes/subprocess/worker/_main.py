@@ -217,31 +217,15 @@ result = [x for x in range(5)]
 """
 
 
-def warm_up(
-    tag: str,
-    modes: tuple[bool, ...] = (True, False),
-    *,
-    data_policy: SandboxPolicy | None = None,
-) -> None:
+def warm_up(tag: str, modes: tuple[bool, ...] = (True, False)) -> None:
     """Run a representative snippet once per mode, discarding its output.
 
     The template does this once, so that what snippets use is loaded and initialised
     before it forks any worker (each worker then rehearses a whole execution, see
     :func:`rehearse`). ``tag`` makes the source unique (a compile-cache miss);
-    ``modes`` are the ``restricted`` values to warm. ``data_policy``: also import every
-    module of that policy's allowlist through the sandbox once (numpy and pandas views
-    are built and cached for the process before the fork).
+    ``modes`` are the ``restricted`` values to warm.
     """
     sink = _NullSink()
-    if data_policy is not None:
-        imports = "\n".join(
-            f"import {name}" for name in sorted(data_policy.allowed_imports) if "." not in name
-        )
-        warm = compile_snippet(
-            imports + "\n" + tag, data_policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
-        )
-        namespace = build_globals(data_policy, tools={}, stdout=sink, stderr=sink, own_process=True)
-        exec(warm.code, namespace)
     for restricted in modes:
         policy = SandboxPolicy() if restricted else SandboxPolicy.trusted()
         compiled = compile_snippet(

@@ -33,6 +33,7 @@ import contextlib
 import fcntl
 import gc
 import importlib
+import io
 import os
 import selectors
 import shutil
@@ -44,11 +45,17 @@ from typing import Any
 
 import orjson
 
+from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS, SandboxPolicy
+from ptcbox.sandbox import (
+    DEFAULT_ALLOWED_IMPORTS,
+    SandboxPolicy,
+    build_globals,
+    compile_snippet,
+)
 from ptcbox.sandbox._datahardening import harden_pandas
 from ptcbox.sandbox._dataspecs import uses_data_libs
 
@@ -207,12 +214,21 @@ def _warm_up(policy: SandboxPolicy) -> None:
     for name in sorted(names):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    if data:
-        if policy.restricted and "pandas" in policy.allowed_imports:
+    if data and policy.restricted:
+        if "pandas" in policy.allowed_imports:
             harden_pandas()
-        warm_up("# template", data_policy=policy)
-    else:
-        warm_up("# template")
+        _build_views(policy)
+    warm_up("# template")
+
+
+def _build_views(policy: SandboxPolicy) -> None:
+    """Import every allowed module through the sandbox once: the views (numpy's and
+    pandas' are large) are vetted and cached for the process before the fork."""
+    names = sorted(name for name in policy.allowed_imports if "." not in name)
+    source = "".join(f"import {name}\n" for name in names) + "# views\n"
+    compiled = compile_snippet(source, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+    sink = io.StringIO()
+    exec(compiled.code, build_globals(policy, tools={}, stdout=sink, stderr=sink, own_process=True))
 
 
 def _probe_network_namespace() -> bool:
