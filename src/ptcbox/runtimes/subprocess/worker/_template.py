@@ -221,11 +221,26 @@ def _warm_up(policy: SandboxPolicy) -> None:
     warm_up("# template")
 
 
+_PANDAS_WARM_UP = """\
+rows = [{"id": i, "k": "ab"[i % 2], "x": i * 1.5, "d": f"2024-03-0{i % 9 + 1}"} for i in range(9)]
+df = pandas.DataFrame(rows)
+df["d"] = pandas.to_datetime(df["d"])
+g = df.groupby("k")["x"].agg(["count", "sum", "mean"]).round(2)
+text = g.to_string() + str(df.merge(df[["id"]], on="id").sort_values("x").head()) + df.to_csv()
+text += df.describe().to_string() + str(df["k"].value_counts()) + df.to_json(date_format="iso")
+a = df["x"].to_numpy()
+stats = (a.mean(), a.std(), numpy.percentile(a, 50), numpy.argsort(a))
+"""
+"""Loads what pandas imports lazily and fills its first-call caches before the fork."""
+
+
 def _build_views(policy: SandboxPolicy) -> None:
     """Import every allowed module through the sandbox once: the views (numpy's and
     pandas' are large) are vetted and cached for the process before the fork."""
     names = sorted(name for name in policy.allowed_imports if "." not in name)
     source = "".join(f"import {name}\n" for name in names) + "# views\n"
+    if "pandas" in policy.allowed_imports:
+        source += _PANDAS_WARM_UP
     compiled = compile_snippet(source, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
     sink = io.StringIO()
     exec(compiled.code, build_globals(policy, tools={}, stdout=sink, stderr=sink, own_process=True))
