@@ -126,10 +126,14 @@ def uses_data_libs(allowed_imports: frozenset[str]) -> bool:
     return any(name.partition(".")[0] in _DATA_ROOTS for name in allowed_imports)
 
 
-def _from_data_lib(obj: Any) -> bool:
+def _owner_class(obj: Any) -> type:
+    """The class whose attribute ``obj.name`` reads (``super()``: the class it starts at)."""
     if type(obj) is super:
         obj = obj.__self_class__  # type: ignore[attr-defined]
-    cls = obj if isinstance(obj, type) else type(obj)
+    return obj if isinstance(obj, type) else type(obj)
+
+
+def _from_data_lib(cls: type) -> bool:
     for klass in cls.__mro__:
         home = _MODULE_OF(klass)
         if type(home) is str and home.partition(".")[0] in _DATA_ROOTS:
@@ -145,9 +149,12 @@ def data_attribute(obj: Any, name: str) -> None:
             class or ``super()``) comes from numpy or pandas.
     """
     reason = DATA_ATTRS.get(name)
-    if reason is not None and _from_data_lib(obj):
-        owner = obj if isinstance(obj, type) else type(obj)
-        raise PolicyViolation(f"{owner.__name__}.{name} is not available in the sandbox: {reason}")
+    if reason is not None:
+        owner = _owner_class(obj)
+        if _from_data_lib(owner):
+            raise PolicyViolation(
+                f"{owner.__name__}.{name} is not available in the sandbox: {reason}"
+            )
 
 
 def memory_only(function: Callable[..., Any], what: str) -> Callable[..., Any]:
