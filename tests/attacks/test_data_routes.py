@@ -333,3 +333,22 @@ def test_routes_without_a_working_control_are_refused_too(snippet: str, message:
     result = ptcbox.execute(code, policy=DATA, runtime="subprocess", timeout=60)
     assert 'File "<snippet>", line 4, in <module>' in (result.error or ""), result
     assert message in (result.error or "").rstrip().splitlines()[-1], result.error
+
+
+def test_a_function_dict_cannot_hand_numpy_a_raw_address() -> None:
+    """A snippet function's ``__dict__`` is read-only through ``vars()``: numpy reads
+    ``__array_interface__`` from it (classes shadow it, functions cannot)."""
+    code = (
+        "import numpy as np\n" + RAW_MEMORY + "def f():\n    pass\n"
+        "vars(f)['__array_interface__'] = AI\na = np.asarray(f)\n" + READ
+    )
+    trusted = ptcbox.execute(code, policy=TRUSTED, runtime="subprocess", timeout=60)
+    assert trusted.error_type == "WorkerCrashed", trusted
+    result = ptcbox.execute(code, policy=DATA, runtime="subprocess", timeout=60)
+    assert result.error_type == "TypeError", result
+    assert 'File "<snippet>", line 5, in <module>' in (result.error or "")
+    assert (
+        (result.error or "")
+        .rstrip()
+        .endswith("TypeError: 'mappingproxy' object does not support item assignment")
+    )

@@ -111,3 +111,13 @@ def test_sealed_classes_shadow_raw_protocols_in_the_instance_dict() -> None:
     assert np.asarray(h).dtype == object
     with pytest.raises(PolicyViolation, match="cannot be set in the sandbox"):
         h.__array_interface__ = {}
+
+
+def test_vars_of_a_snippet_function_is_read_only() -> None:
+    import ptcbox
+
+    code = "def f():\n    pass\nf.tag = 1\nprint(dict(vars(f)))\nvars(f)['x'] = 2"
+    result = ptcbox.execute(code, runtime="thread")
+    assert result.stdout == "{'tag': 1}\n"
+    assert result.error_type == "TypeError", result
+    assert "line 5" in (result.error or "")
