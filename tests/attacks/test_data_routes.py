@@ -230,6 +230,10 @@ ATTACKS: dict[str, tuple[str, int, str, str, str]] = {
         P + 'df = pd.DataFrame({"k": [1, 1], "v": [2, 3]})\nprint(df.groupby("k")["v"].agg("__class__"))',
         4, "PolicyViolation", f"method name '__class__' {_NAME}", "GroupBy.__init__()",
     ),
+    "series_groupby_filter_dunder": (
+        P + 'df = pd.DataFrame({"k": [1, 1], "v": [2, 3]})\nprint(df.groupby("k")["v"].filter("__class__"))',
+        4, "PolicyViolation", f"method name '__class__' {_NAME}", "truth value of a Series",
+    ),
     "plot_accessor": (
         P + 'df = pd.DataFrame({"a": [1]})\nprint("plot", type(df.plot).__name__)',
         4, "PolicyViolation",

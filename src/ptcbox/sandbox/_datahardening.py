@@ -67,6 +67,8 @@ _STRING_DISPATCH: Final = (
     ("pandas.core.apply", "Apply", "_apply_str", 2),
     ("pandas.core.groupby.generic", "SeriesGroupBy", "aggregate", 1),
     ("pandas.core.groupby.generic", "DataFrameGroupBy", "aggregate", 1),
+    ("pandas.core.groupby.generic", "SeriesGroupBy", "filter", 1),
+    ("pandas.core.groupby.generic", "DataFrameGroupBy", "_define_paths", 1),
     ("pandas.core.groupby.groupby", "GroupBy", "apply", 1),
     ("pandas.core.groupby.groupby", "GroupBy", "_transform", 1),
     ("pandas.core.resample", "Resampler", "aggregate", 1),
