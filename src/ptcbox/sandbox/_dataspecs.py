@@ -16,6 +16,7 @@ language-level (the worker's kernel walls hold anyway):
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import sys
 import types
@@ -34,6 +35,7 @@ __all__ = [
     "DATA_SPECS",
     "data_attribute",
     "memory_only",
+    "missing_data_libs",
     "seal_class",
     "uses_data_libs",
 ]
@@ -124,6 +126,12 @@ assert frozenset(DATA_ATTRS) == DATA_GUARDED_ATTRS
 def uses_data_libs(allowed_imports: frozenset[str]) -> bool:
     """True when the allowlist names numpy or pandas (or a submodule)."""
     return any(name.partition(".")[0] in _DATA_ROOTS for name in allowed_imports)
+
+
+def missing_data_libs(allowed_imports: frozenset[str]) -> list[str]:
+    """The data libraries the allowlist names that are not installed (none imported)."""
+    roots = sorted({name.partition(".")[0] for name in allowed_imports} & set(_DATA_ROOTS))
+    return [root for root in roots if importlib.util.find_spec(root) is None]
 
 
 def _owner_class(obj: Any) -> type:

@@ -41,6 +41,7 @@ from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wire
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._dataspecs import missing_data_libs
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
 
@@ -126,6 +127,8 @@ class SubprocessRuntime:
     Raises:
         ValueError: If a numeric argument is out of range.
         OSError: If the system is not Linux.
+        ImportError: The policy allows numpy or pandas (``SandboxPolicy.data()``) and
+            it is not installed.
     """
 
     def __init__(
@@ -150,6 +153,12 @@ class SubprocessRuntime:
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
+        missing = missing_data_libs(self.policy.allowed_imports)
+        if missing:
+            raise ImportError(
+                f"the policy allows {', '.join(missing)}, which is not installed: "
+                "pip install 'ptcbox[data]'"
+            )
         self._queue_timeout = None if queue_timeout is None else resolve_timeout(queue_timeout, 1.0)
         worker_env = {k: os.environ[k] for k in DEFAULT_ENV_ALLOWLIST if k in os.environ}
         worker_env.update(env or {})
