@@ -82,6 +82,43 @@ def test_memory_only_readers_take_buffers_not_paths() -> None:
             reader(bad)
 
 
+@pytest.fixture
+def sealing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seal as a data worker does (only for this test: the process is shared)."""
+    from ptcbox.sandbox import _dataspecs
+
+    monkeypatch.setattr(_dataspecs, "_sealing", [True])
+
+
+def test_classes_are_not_sealed_outside_data_workers() -> None:
+    class G:
+        def __getattr__(self, name: str) -> str:
+            return name
+
+    seal_class(G)
+    assert G().__deepcopy__ == "__deepcopy__"  # as in CPython
+    assert "__array_interface__" not in G.__dict__
+
+
+@pytest.mark.usefixtures("sealing")
+def test_protocol_classes_keep_their_members() -> None:
+    from typing import Protocol, runtime_checkable
+
+    @runtime_checkable
+    class Priced(Protocol):
+        def price(self) -> float: ...
+
+    seal_class(Priced)
+
+    class Product:
+        def price(self) -> float:
+            return 1.0
+
+    seal_class(Product)
+    assert isinstance(Product(), Priced)
+
+
+@pytest.mark.usefixtures("sealing")
 def test_sealed_getattr_never_sees_special_names() -> None:
     calls: list[str] = []
 
@@ -98,6 +135,7 @@ def test_sealed_getattr_never_sees_special_names() -> None:
     assert calls == ["anything"]
 
 
+@pytest.mark.usefixtures("sealing")
 def test_sealed_classes_shadow_raw_protocols_in_the_instance_dict() -> None:
     np = pytest.importorskip("numpy")
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import sys
 import types
 from collections.abc import Callable
 from typing import Any, Final
@@ -37,6 +36,7 @@ __all__ = [
     "memory_only",
     "missing_data_libs",
     "seal_class",
+    "seal_snippet_classes",
     "uses_data_libs",
 ]
 
@@ -245,21 +245,39 @@ def _dunder_free_getattr(method: Callable[[Any, str], Any]) -> Callable[[Any, st
     return __getattr__
 
 
+_sealing: list[bool] = [False]
+
+
+def seal_snippet_classes() -> None:
+    """From now on, :func:`seal_class` seals the snippet classes of this process.
+
+    Called by a ``SubprocessRuntime`` template of the data preset before it forks (its
+    workers run only that policy); other processes keep snippet classes as they are.
+    """
+    _sealing[0] = True
+
+
 def seal_class(cls: type) -> None:
     """Close the routes by which a snippet class could answer a special-name lookup of
     host code with data of its own choosing (numpy's raw-memory protocols above all).
 
-    * A ``__getattr__`` the class defines never sees special names (``AttributeError``
+    Only in a process where :func:`seal_snippet_classes` was called (a data worker):
+
+    * a ``__getattr__`` the class defines never sees special names (``AttributeError``
       instead): host code looks up protocols such as ``__array_interface__`` with
-      ``getattr``.
-    * With numpy loaded in the process, the class gets data descriptors for
-      the raw-memory protocols (``__array_interface__``, ``__array_struct__`` ...) that
-      answer ``AttributeError``,
-      so an instance dict filled through ``vars(obj)`` cannot provide them either.
+      ``getattr``;
+    * the class gets data descriptors for the raw-memory protocols
+      (``__array_interface__``, ``__array_struct__`` ...) that answer ``AttributeError``,
+      so an instance dict filled through ``vars(obj)`` cannot provide them either
+      (``typing.Protocol`` classes are left without them: they have no instances, and
+      the descriptors would count as protocol members).
     """
+    if not _sealing[0]:
+        return
     method = cls.__dict__.get("__getattr__")
     if callable(method):
         type.__setattr__(cls, "__getattr__", _dunder_free_getattr(method))
-    if "numpy" in sys.modules:
-        for name, descriptor in _NO_RAW.items():
-            type.__setattr__(cls, name, descriptor)
+    if cls.__dict__.get("_is_protocol", False):
+        return
+    for name, descriptor in _NO_RAW.items():
+        type.__setattr__(cls, name, descriptor)

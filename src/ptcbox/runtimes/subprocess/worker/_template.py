@@ -57,7 +57,7 @@ from ptcbox.sandbox import (
     compile_snippet,
 )
 from ptcbox.sandbox._datahardening import harden_pandas
-from ptcbox.sandbox._dataspecs import uses_data_libs
+from ptcbox.sandbox._dataspecs import seal_snippet_classes, uses_data_libs
 
 __all__ = ["main"]
 
@@ -215,6 +215,7 @@ def _warm_up(policy: SandboxPolicy) -> None:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
     if data and policy.restricted:
+        seal_snippet_classes()
         if "pandas" in policy.allowed_imports:
             harden_pandas()
         _build_views(policy)
