@@ -35,6 +35,7 @@ WORKER_ALLOWED_MODULES: dict[str, str] = {
     "ptcbox.runtimes._wire": "the protocol both sides speak",
     "ptcbox.errors": "the exception types snippets see (ToolError, the limit errors)",
     "ptcbox._jsonable": "turns the values a snippet hands back into JSON data (stdlib only)",
+    "ptcbox._datavalues": "numpy/pandas values as plain data for the wire (imports neither)",
     "ptcbox.runtimes._shared._awaitable": "tool calls a snippet can await",
     "ptcbox.runtimes._shared._value": "the size caps of values crossing the tool boundary",
     "ptcbox.runtimes._shared._codec": "tool values keep their Python types (tagged JSON)",

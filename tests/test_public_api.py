@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 INTERNAL_MODULES: dict[str, str] = {
     "ptcbox._jsonable": "conversion helpers shared by the runtimes; not part of the API",
+    "ptcbox._datavalues": "numpy/pandas values as plain data for the wire; not part of the API",
     "ptcbox._loop": "the private event loop thread behind execute(); not part of the API",
     "ptcbox._tracing": "span helpers for the facade and the agent glue; spans are the API",
     "ptcbox._tracing_calls": "the tool-call spans' wrapper; spans are the API",

@@ -22,6 +22,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from ptcbox._datavalues import NOT_DATA, data_value
+
 __all__ = ["JSONValue", "scrub_text", "to_jsonable"]
 
 JSONValue = None | bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"]
@@ -143,6 +145,9 @@ def _convert(value: Any, depth: int, seen: set[int]) -> JSONValue:
     dump = _pydantic_dump(value)
     if dump is not None:
         return _convert(dump, depth + 1, seen)
+    data = data_value(value)
+    if data is not NOT_DATA:
+        return _convert(data, depth + 1, seen)
     return f"<{type.__getattribute__(kind, '__name__')} object>"
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DATA_DIR",
+    "DATA_EXPECTED_PATH",
     "EXPECTED_PATH",
     "HERE",
     "KNOWN_FAILURES_PATH",
@@ -42,6 +44,10 @@ HERE = Path(__file__).resolve().parent
 SNIPPETS_DIR = HERE / "snippets"
 EXPECTED_PATH = HERE / "expected.json"
 KNOWN_FAILURES_PATH = HERE / "known_failures.json"
+DATA_DIR = HERE / "data"
+"""The data category (numpy/pandas, run under ``SandboxPolicy.data()`` in
+SubprocessRuntime only): its snippets and its own ``expected.json``."""
+DATA_EXPECTED_PATH = DATA_DIR / "expected.json"
 
 _HEADER = re.compile(r"^### (?P<id>[^:]+): (?P<notes>.+)$")
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -101,10 +107,10 @@ def _parse(path: Path) -> list[Snippet]:
     return found
 
 
-def load_snippets() -> list[Snippet]:
+def load_snippets(directory: Path = SNIPPETS_DIR) -> list[Snippet]:
     """Every snippet of every category file, in file order, ids checked unique."""
     snippets: list[Snippet] = []
-    for path in sorted(SNIPPETS_DIR.glob("*.txt")):
+    for path in sorted(directory.glob("*.txt")):
         snippets.extend(_parse(path))
     seen: set[str] = set()
     for snippet in snippets:
@@ -114,23 +120,23 @@ def load_snippets() -> list[Snippet]:
     return snippets
 
 
-def load_expected() -> dict[str, dict[str, Any]]:
+def load_expected(path: Path = EXPECTED_PATH) -> dict[str, dict[str, Any]]:
     """``expected.json``'s snippets: id -> {sha, stdout, return_code, error_type, ...}."""
-    if not EXPECTED_PATH.exists():
+    if not path.exists():
         return {}
-    data: dict[str, dict[str, Any]] = json.loads(EXPECTED_PATH.read_text())["snippets"]
+    data: dict[str, dict[str, Any]] = json.loads(path.read_text())["snippets"]
     return data
 
 
-def expected_python() -> str | None:
+def expected_python(path: Path = EXPECTED_PATH) -> str | None:
     """The ``major.minor`` CPython version ``expected.json`` was frozen with.
 
     Error messages and reprs change between versions, so an expectation only holds for
     the interpreter that produced it.
     """
-    if not EXPECTED_PATH.exists():
+    if not path.exists():
         return None
-    version: str = json.loads(EXPECTED_PATH.read_text())["python"]
+    version: str = json.loads(path.read_text())["python"]
     return version
 
 

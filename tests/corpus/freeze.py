@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _plain import run_isolated
 from _snippets import (
+    DATA_DIR,
+    DATA_EXPECTED_PATH,
     EXPECTED_PATH,
     Snippet,
     expected_python,
@@ -71,9 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     parser.add_argument("--only", nargs="+", metavar="ID", help="freeze just these snippets")
     parser.add_argument("--show", action="store_true", help="print each outcome")
+    parser.add_argument(
+        "--data", action="store_true", help="the numpy/pandas category (data/expected.json)"
+    )
     args = parser.parse_args(argv)
+    target = DATA_EXPECTED_PATH if args.data else EXPECTED_PATH
 
-    snippets = load_snippets()
+    snippets = load_snippets(DATA_DIR) if args.data else load_snippets()
     if args.only:
         unknown = set(args.only) - {s.id for s in snippets}
         if unknown:
@@ -90,16 +96,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(problems)} snippet(s) depend on the hash seed; fix them", file=sys.stderr)
         return 1
 
-    if args.only and expected_python() not in (None, python_version()):
-        print(f"expected.json is from Python {expected_python()}; re-freeze all", file=sys.stderr)
+    frozen_with = expected_python(target)
+    if args.only and frozen_with not in (None, python_version()):
+        print(f"{target.name} is from Python {frozen_with}; re-freeze all", file=sys.stderr)
         return 1
-    known = load_expected()
+    known = load_expected(target)
     merged = dict(known) if args.only else {}
     merged.update(entries)
     merged = dict(sorted(merged.items()))
     if args.check:
-        if expected_python() != python_version():
-            print(f"expected.json is from Python {expected_python()}", file=sys.stderr)
+        if frozen_with != python_version():
+            print(f"{target.name} is from Python {frozen_with}", file=sys.stderr)
             return 1
         stale = sorted(k for k in set(known) | set(merged) if known.get(k) != merged.get(k))
         if stale:
@@ -108,11 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"expected.json matches CPython for {len(entries)} snippets under both seeds")
         return 0
     document = {"python": python_version(), "snippets": merged}
-    EXPECTED_PATH.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     failing = sum(1 for e in entries.values() if e["return_code"])
     print(
         f"froze {len(entries)} snippets ({failing} end with return code 1) "
-        f"under PYTHONHASHSEED={' and '.join(map(str, SEEDS))} -> {EXPECTED_PATH.name}"
+        f"under PYTHONHASHSEED={' and '.join(map(str, SEEDS))} -> {target}"
     )
     return 0
 

@@ -10,6 +10,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation, ToolError
+from ptcbox.sandbox._dataspecs import seal_class
 from ptcbox.sandbox._dunders import guarded_vars
 from ptcbox.sandbox._exceptstar import EXCEPT_STAR_GUARD, check_except_star
 from ptcbox.sandbox._guards import (
@@ -284,6 +285,7 @@ def _build_class(func: Any, name: Any, /, *bases: Any, **kwargs: Any) -> Any:
     if _is_metaclass(cls):
         raise PolicyViolation("subclassing type (metaclasses) is not allowed in the sandbox")
     register_class(cls)
+    seal_class(cls)
     return cls
 
 

@@ -8,6 +8,7 @@ time, and on the snippet's own objects (or its own exceptions) they lead nowhere
   class's ``__class__`` is its metaclass and stays refused.
 * ``obj.__dict__`` (and ``vars(obj)``) of the snippet's own instances whose whole MRO is
   the snippet's or builtin (the same test as private attributes: ``_owner.private_ok``);
+  of the snippet's functions read-only (set attributes with ``f.attr = value``);
   never of classes, modules, tools or host objects, nor of exception groups (an
   instance ``split`` would defeat the ``except*`` check, see ``_exceptstar``).
 * ``Cls.__mro__`` of the snippet's classes whose every entry is the snippet's or builtin
@@ -57,6 +58,7 @@ GUARDED_DUNDER_READS: Final[frozenset[str]] = frozenset(
 
 _MISSING: Final = object()
 _EXC_DICT: Final[Any] = BaseException.__dict__["__dict__"]
+_FUNCTIONS: Final = (types.FunctionType, types.MethodType)
 _MAX_TB: Final = 10_000
 _SCALARS: Final = frozenset({str, int, float, bool, bytes, type(None)})
 _FIELDS: Final = ("obj", "value", "name", "path", "name_from", "filename", "filename2",
@@ -152,6 +154,10 @@ def dunder_value(obj: Any, name: str, default: Any = _MISSING) -> Any:
             raise _refuse(name, obj, "not on exception groups")
         if exc:
             return _EXC_DICT.__get__(obj)
+        if isinstance(obj, _FUNCTIONS):
+            # read-only: host code (numpy's np.asarray) reads protocols such as
+            # __array_interface__ from a function's dict; classes shadow them (seal_class)
+            return types.MappingProxyType(_value_or_default(obj, name, default))
         return _value_or_default(obj, name, default)
     if name == "__mro__":
         if isinstance(obj, type) and is_owned(obj) and private_ok_class(obj):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._dataspecs import DATA_ATTRS, data_attribute
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS, dunder_value
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_READS,
@@ -66,7 +67,7 @@ def allow_instance_writes(cls: type) -> None:
 
 _NAMEDTUPLE_API: Final = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _ModuleType = types.ModuleType
-_SPECIAL_NAMES: Final = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS
+_SPECIAL_NAMES: Final = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS | frozenset(DATA_ATTRS)
 _STR_FORMAT: Final[Any] = str.format
 _STR_FORMAT_MAP: Final[Any] = str.format_map
 _BOUND_C_METHOD: Final[Any] = type("".format)
@@ -142,6 +143,8 @@ def check_readable(obj: Any, name: str) -> None:
     """Raise unless the snippet may read ``obj.name`` (by name only; see refuse_value)."""
     if name in RESTRICTED_ATTRS:
         raise refuse_attribute(name, obj)
+    if name in DATA_ATTRS:
+        data_attribute(obj, name)
     if name[:1] != "_":
         return
     if is_private(name):

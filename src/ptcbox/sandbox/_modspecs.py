@@ -9,6 +9,7 @@ import types
 from typing import Any
 
 from ptcbox.sandbox._asyncloop import get_running_loop
+from ptcbox.sandbox._dataspecs import DATA_SPECS
 from ptcbox.sandbox._getters import guarded_getters
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._loops import run as snippet_run
@@ -373,6 +374,7 @@ MODULE_SPECS: dict[str, Spec] = {
     **IO_SPECS,
     **MORE_SPECS,
     **LOG_SPECS,
+    **DATA_SPECS,
 }
 """Module name -> builder of its restricted attributes (others expose all public,
 non-module attributes, with mutable containers frozen)."""

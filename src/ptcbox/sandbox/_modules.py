@@ -172,6 +172,7 @@ _C_INTERNAL_IMPORTS: Final = frozenset({"_strptime"})
 frame's ``__import__``). C's ``PyImport_Import`` passes ``fromlist`` as a ``list``; an
 import statement passes ``None`` or a tuple, and snippets cannot call ``__import__``
 themselves (a reserved name), so only the C route gets the real module."""
+_DATA_ROOTS: Final = frozenset({"numpy", "pandas"})
 _shared_cache: dict[tuple[Any, ...], ModuleProxy] = {}
 _shared_lock = threading.Lock()
 
@@ -325,7 +326,7 @@ class ImportHook:
             raise ImportError("relative imports are not allowed in the sandbox", name=name)
         if type(name) is not str:
             raise TypeError("__import__() argument 1 must be str")
-        if name in _C_INTERNAL_IMPORTS and type(fromlist) is list and not fromlist:
+        if type(fromlist) is list and not fromlist and self._c_internal(name):
             return importlib.import_module(name)  # type: ignore[return-value]
         if name not in self._allowed and name not in _ALWAYS_ALLOWED:
             raise self._refused(name)
@@ -351,6 +352,15 @@ class ImportHook:
                     raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
             return target
         return self._get(name.partition(".")[0])
+
+    def _c_internal(self, name: str) -> bool:
+        """An import C code makes by itself (see ``_C_INTERNAL_IMPORTS``); numpy's C
+        methods import their Python helpers (``numpy._core._methods``) the same way, so
+        the internals of an allowed data library count too."""
+        if name in _C_INTERNAL_IMPORTS:
+            return True
+        root = name.partition(".")[0]
+        return root in _DATA_ROOTS and root in self._allowed
 
     def _refused(self, name: str) -> ImportError:
         REFUSED_IMPORTS[0] += 1

@@ -8,6 +8,7 @@ __all__ = [
     "ALLOWED_DUNDER_DEFS",
     "ALLOWED_DUNDER_NAMES",
     "ALLOWED_DUNDER_READS",
+    "DATA_GUARDED_ATTRS",
     "FORMAT_METHODS",
     "NATIVE_ATTRS",
     "NOT_NATIVE_ATTRS",
@@ -102,7 +103,11 @@ VALUE_CHECKED_ATTRS: frozenset[str] = FORMAT_METHODS | SIZE_GUARDED_METHODS | OW
 """Names whose value the getattr guard inspects (and refuses or wraps) before handing it
 out: compiled code never reads them natively (augmented assignment, ``match`` patterns)."""
 
-NOT_NATIVE_ATTRS: frozenset[str] = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS
+DATA_GUARDED_ATTRS: frozenset[str] = frozenset({"tofile", "dump", "dumps", "ctypes"})
+"""Names refused on numpy/pandas objects (``_dataspecs.DATA_ATTRS``); on other objects
+the guard hands them out unchanged."""
+
+NOT_NATIVE_ATTRS: frozenset[str] = RESTRICTED_ATTRS | VALUE_CHECKED_ATTRS | DATA_GUARDED_ATTRS
 """Public names that must never be read without the getattr guard."""
 
 ALLOWED_DUNDER_READS: frozenset[str] = frozenset(

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_ALLOWED_IMPORTS", "SandboxPolicy"]
+__all__ = ["DATA_IMPORTS", "DEFAULT_ALLOWED_IMPORTS", "SandboxPolicy"]
 
 DEFAULT_ALLOWED_IMPORTS: frozenset[str] = frozenset(
     {
@@ -72,6 +72,11 @@ DEFAULT_ALLOWED_IMPORTS: frozenset[str] = frozenset(
 Several are handed out in a restricted form; see :data:`ptcbox.sandbox.EXCLUDED_MODULES`
 for what is left out of them and why.
 """
+
+DATA_IMPORTS: frozenset[str] = frozenset(
+    {"numpy", "numpy.linalg", "numpy.random", "numpy.fft", "pandas"}
+)
+"""What :meth:`SandboxPolicy.data` adds to the default allowlist (SubprocessRuntime only)."""
 
 _STRICT_IMPORTS: frozenset[str] = frozenset(
     {
@@ -206,6 +211,20 @@ class SandboxPolicy:
         timeout, output and tool-call limits still apply.
         """
         return cls(restricted=False, max_memory_bytes=None)
+
+    @classmethod
+    def data(cls) -> SandboxPolicy:
+        """The default policy plus ``numpy`` and ``pandas`` (``SubprocessRuntime`` only).
+
+        Adds :data:`DATA_IMPORTS` (``numpy`` with ``numpy.linalg``, ``numpy.random`` and
+        ``numpy.fft``, and ``pandas``) to the default allowlist; the worker template
+        imports them before it forks, so an execution pays no import. Their file,
+        pickle, ctypes and expression-evaluator routes are refused (see the README's
+        data section); ``ThreadRuntime`` refuses this policy (their C code cannot be
+        interrupted or memory-bounded in-process). The limits are the default ones
+        (1 GiB of address space on top of what the libraries map).
+        """
+        return cls(allowed_imports=DEFAULT_ALLOWED_IMPORTS | DATA_IMPORTS)
 
     def replace(self, **changes: Any) -> SandboxPolicy:
         """Return a copy with ``changes`` applied (validated like the constructor).

@@ -49,6 +49,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from ptcbox._datavalues import NOT_DATA, data_value
 from ptcbox._jsonable import JSONValue, scrub_text
 
 __all__ = ["TAG", "TAGS", "clone", "decode", "encode"]
@@ -184,6 +185,9 @@ def _scalar(value: Any, depth: int, seen: set[int]) -> JSONValue:
     dump = _pydantic_dump(value)
     if dump is not None:
         return _encode(dump, depth + 1, seen)
+    data = data_value(value)
+    if data is not NOT_DATA:
+        return _encode(data, depth + 1, seen)
     return f"<{type.__getattribute__(type(value), '__name__')} object>"
 
 

@@ -42,10 +42,11 @@ from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wire
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._dataspecs import missing_data_libs
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
 
-DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE")
 """Host environment variables a worker inherits by default (nothing secret)."""
 
 _JOIN_S = 2.0
@@ -56,6 +57,14 @@ _BASE_ENV: Final = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONIOENCODING": "utf-8",
     "MALLOC_ARENA_MAX": "2",
+    # numpy's BLAS and numexpr start thread pools at import; workers run with
+    # RLIMIT_NPROC and one CPU's worth of work each (the data preset imports them in the
+    # template, before the fork): one thread each. OPENBLAS_CORETYPE is left alone.
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "NUMEXPR_MAX_THREADS": "1",
 }
 
 
@@ -129,6 +138,8 @@ class SubprocessRuntime:
     Raises:
         ValueError: If a numeric argument is out of range.
         OSError: If the system is not Linux.
+        ImportError: The policy allows numpy or pandas (``SandboxPolicy.data()``) and
+            it is not installed.
     """
 
     def __init__(
@@ -161,6 +172,12 @@ class SubprocessRuntime:
         if max_open_files < 16:
             raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
+        missing = missing_data_libs(self.policy.allowed_imports)
+        if missing:
+            raise ImportError(
+                f"the policy allows {', '.join(missing)}, which is not installed: "
+                "pip install 'ptcbox[data]'"
+            )
         self._queue_timeout = None if queue_timeout is None else resolve_timeout(queue_timeout, 1.0)
         worker_env = {k: os.environ[k] for k in DEFAULT_ENV_ALLOWLIST if k in os.environ}
         worker_env.update(env or {})

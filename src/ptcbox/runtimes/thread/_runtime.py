@@ -33,6 +33,7 @@ from ptcbox.runtimes.thread._pool import submit
 from ptcbox.runtimes.thread._session import ThreadSession
 from ptcbox.runtimes.thread._tools import Route, Run
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._dataspecs import DATA_RUNTIME_REASON, uses_data_libs
 
 __all__ = ["ThreadRuntime", "ThreadSession"]
 
@@ -103,6 +104,10 @@ class ThreadRuntime:
     Args:
         policy: The sandbox policy; ``SandboxPolicy()`` when ``None``.
 
+    Raises:
+        ValueError: A restricted ``policy`` allows ``numpy`` or ``pandas``
+            (:meth:`SandboxPolicy.data`): they run only in ``SubprocessRuntime``.
+
     Example:
         >>> async with ThreadRuntime() as runtime:  # doctest: +SKIP
         ...     result = await runtime.execute("print(add(a=1, b=2))", namespace)
@@ -110,6 +115,8 @@ class ThreadRuntime:
 
     def __init__(self, policy: SandboxPolicy | None = None) -> None:
         self.policy: SandboxPolicy = policy if policy is not None else SandboxPolicy()
+        if self.policy.restricted and uses_data_libs(self.policy.allowed_imports):
+            raise ValueError(f"ThreadRuntime cannot run this policy: {DATA_RUNTIME_REASON}")
         self._table = ToolTable()
         self._closed = False
         self._active: dict[Run, asyncio.Future[Any]] = {}

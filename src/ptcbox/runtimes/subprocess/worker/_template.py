@@ -33,6 +33,7 @@ import contextlib
 import fcntl
 import gc
 import importlib
+import io
 import os
 import selectors
 import shutil
@@ -44,11 +45,19 @@ from typing import Any
 
 import orjson
 
+from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
-from ptcbox.runtimes.subprocess.worker._config import WorkerConfig
+from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.sandbox import DEFAULT_ALLOWED_IMPORTS
+from ptcbox.sandbox import (
+    DEFAULT_ALLOWED_IMPORTS,
+    SandboxPolicy,
+    build_globals,
+    compile_snippet,
+)
+from ptcbox.sandbox._datahardening import harden_pandas
+from ptcbox.sandbox._dataspecs import seal_snippet_classes, uses_data_libs
 
 __all__ = ["main"]
 
@@ -190,11 +199,52 @@ def _oom_kills() -> int:
     return -1
 
 
-def _warm_up() -> None:
-    for name in sorted(DEFAULT_ALLOWED_IMPORTS):
+def _warm_up(policy: SandboxPolicy) -> None:
+    """Import what snippets may import, and (for the data preset) numpy and pandas.
+
+    numpy and pandas are imported here, before any wall and before the fork, with their
+    thread pools capped by the environment the runtime gave the template (see
+    ``SubprocessRuntime``); pandas' classes are hardened and the views built, so that
+    an execution pays neither the import nor the vetting. A trusted policy whose
+    ``allowed_imports`` names them gets them imported too (not hardened): behind the
+    audit hook a worker could not import numpy itself (it imports ``ctypes``).
+    """
+    data = uses_data_libs(policy.allowed_imports)
+    names = DEFAULT_ALLOWED_IMPORTS | (policy.allowed_imports if data else frozenset())
+    for name in sorted(names):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    if data and policy.restricted:
+        seal_snippet_classes()
+        if "pandas" in policy.allowed_imports:
+            harden_pandas()
+        _build_views(policy)
     warm_up("# template")
+
+
+_PANDAS_WARM_UP = """\
+rows = [{"id": i, "k": "ab"[i % 2], "x": i * 1.5, "d": f"2024-03-0{i % 9 + 1}"} for i in range(9)]
+df = pandas.DataFrame(rows)
+df["d"] = pandas.to_datetime(df["d"])
+g = df.groupby("k")["x"].agg(["count", "sum", "mean"]).round(2)
+text = g.to_string() + str(df.merge(df[["id"]], on="id").sort_values("x").head()) + df.to_csv()
+text += df.describe().to_string() + str(df["k"].value_counts()) + df.to_json(date_format="iso")
+a = df["x"].to_numpy()
+stats = (a.mean(), a.std(), numpy.percentile(a, 50), numpy.argsort(a))
+"""
+"""Loads what pandas imports lazily and fills its first-call caches before the fork."""
+
+
+def _build_views(policy: SandboxPolicy) -> None:
+    """Import every allowed module through the sandbox once: the views (numpy's and
+    pandas' are large) are vetted and cached for the process before the fork."""
+    names = sorted(name for name in policy.allowed_imports if "." not in name)
+    source = "".join(f"import {name}\n" for name in names) + "# views\n"
+    if "pandas" in policy.allowed_imports:
+        source += _PANDAS_WARM_UP
+    compiled = compile_snippet(source, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
+    sink = io.StringIO()
+    exec(compiled.code, build_globals(policy, tools={}, stdout=sink, stderr=sink, own_process=True))
 
 
 def _probe_network_namespace() -> bool:
@@ -219,7 +269,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     template = _Template(ctl, config)
     try:
-        _warm_up()
+        _warm_up(policy_from_wire(config.policy) if config.policy else SandboxPolicy())
         prepare_walls()
         netns = not config.network and _probe_network_namespace()
         gc.collect()
