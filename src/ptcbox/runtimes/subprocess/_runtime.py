@@ -35,6 +35,7 @@ from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
 from ptcbox.runtimes.subprocess._extra_globals import json_globals
 from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
+from ptcbox.runtimes.subprocess._options import check_options
 from ptcbox.runtimes.subprocess._pool import WorkerPool
 from ptcbox.runtimes.subprocess._recycle import Recycler
 from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
@@ -42,7 +43,6 @@ from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wire
 from ptcbox.sandbox import SandboxPolicy
-from ptcbox.sandbox._dataspecs import missing_data_libs
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
 
@@ -159,25 +159,15 @@ class SubprocessRuntime:
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
-        if max_workers < 1:
-            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
-        if min_idle < 0:
-            raise ValueError(f"min_idle must be >= 0, got {min_idle}")
-        if rotate_template_after is not None and rotate_template_after < 1:
-            raise ValueError(f"rotate_template_after must be >= 1, got {rotate_template_after}")
-        if max_executions_per_worker < 1:
-            raise ValueError(
-                f"max_executions_per_worker must be at least 1, got {max_executions_per_worker}"
-            )
-        if max_open_files < 16:
-            raise ValueError(f"max_open_files must be at least 16, got {max_open_files}")
         self.policy = policy if policy is not None else SandboxPolicy()
-        missing = missing_data_libs(self.policy.allowed_imports)
-        if missing:
-            raise ImportError(
-                f"the policy allows {', '.join(missing)}, which is not installed: "
-                "pip install 'ptcbox[data]'"
-            )
+        check_options(
+            self.policy,
+            max_workers=max_workers,
+            min_idle=min_idle,
+            rotate_template_after=rotate_template_after,
+            max_executions_per_worker=max_executions_per_worker,
+            max_open_files=max_open_files,
+        )
         self._queue_timeout = None if queue_timeout is None else resolve_timeout(queue_timeout, 1.0)
         worker_env = {k: os.environ[k] for k in DEFAULT_ENV_ALLOWLIST if k in os.environ}
         worker_env.update(env or {})

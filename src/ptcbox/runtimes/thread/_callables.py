@@ -1,7 +1,7 @@
 """The callables a ThreadRuntime snippet calls for its tools (one per :class:`ToolSpec`).
 
 Each finds the execution that runs now through the calling thread
-(:data:`ptcbox.runtimes.thread._tools.current`) and hands the call to its
+(:data:`ptcbox.runtimes.thread._route.current`) and hands the call to its
 :class:`~ptcbox.runtimes.thread._tools.Run`.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptcbox.runtimes._shared._host import ToolSpec
-from ptcbox.runtimes.thread._tools import current
+from ptcbox.runtimes.thread._route import current
 
 __all__ = ["make_tool", "tool_callables"]
 

@@ -34,7 +34,8 @@ from ptcbox.runtimes._shared._fresh_threads import REUSE
 from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
-from ptcbox.runtimes.thread._tools import Route, Run, current
+from ptcbox.runtimes.thread._route import Route, current
+from ptcbox.runtimes.thread._tools import Run
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 from ptcbox.sandbox._cacheguards import install_cache_guards

@@ -30,8 +30,9 @@ from ptcbox.runtimes._shared._preflight import preflight, refused
 from ptcbox.runtimes.thread._callables import tool_callables
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
 from ptcbox.runtimes.thread._pool import submit
+from ptcbox.runtimes.thread._route import Route
 from ptcbox.runtimes.thread._session import ThreadSession
-from ptcbox.runtimes.thread._tools import Route, Run
+from ptcbox.runtimes.thread._tools import Run
 from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._dataspecs import DATA_RUNTIME_REASON, uses_data_libs
 

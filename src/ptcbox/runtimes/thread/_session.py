@@ -17,7 +17,8 @@ from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted
 from ptcbox.runtimes.thread._pool import submit
-from ptcbox.runtimes.thread._tools import Route, Run
+from ptcbox.runtimes.thread._route import Route
+from ptcbox.runtimes.thread._tools import Run
 from ptcbox.sandbox._caches import snippet_thread
 
 if TYPE_CHECKING:
