@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS, dunder_value
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_READS,
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 _MISSING: Final = object()
+_FORMAT_OFF: Final = off("format")
 _WRITABLE: tuple[type, ...] = (BaseException, types.SimpleNamespace)
 """Instances whose public attributes any snippet may set, as in CPython (exceptions,
 ``types.SimpleNamespace``): their classes stay read-only."""
@@ -282,6 +284,8 @@ class AttributeGuards:
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         if name in VALUE_CHECKED_ATTRS:
             if self.formatter is not None and is_str_format(value):
+                if _FORMAT_OFF:  # test-only ablation (see _ablation)
+                    return value
                 return guarded_format_method(value, self.formatter)
             refuse_value(obj, name, value)
             wrapped = self.size_wrapper(value)

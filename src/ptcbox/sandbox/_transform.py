@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call
 from ptcbox.sandbox._classbody import ClassBodyVisitors
@@ -58,6 +59,9 @@ Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite
 last expression statement writes it."""
 
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
+
+
+_ATTRIBUTE_OFF = off("attribute")
 
 
 class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
@@ -166,6 +170,8 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         return attr
 
     def check_attr(self, node: ast.AST, attr: str, *, store: bool) -> None:
+        if _ATTRIBUTE_OFF:  # test-only ablation (see _ablation)
+            return
         if attr in RESTRICTED_ATTRS:
             self.error(node, f'"{attr}" is a restricted attribute ({restricted_reason(attr)})')
         elif is_dunder(attr):
