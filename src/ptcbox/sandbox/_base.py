@@ -13,6 +13,7 @@ from typing import Any
 
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._builtins import make_base_builtins
+from ptcbox.sandbox._exceptstar import EXCEPT_STAR_GUARD
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._owner import register_class
 
@@ -34,10 +35,13 @@ def base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
     b = make_base_builtins(cached_limits(max_int_bits, max_repeat_bytes))
     if off("attribute"):  # test-only ablation (see _ablation): plain attribute reads
         b.update(getattr=getattr, hasattr=hasattr, _getattr_=getattr, _getattr_private_=getattr)
+        b["vars"] = vars
     if off("write"):
         b.update(_write_=_same, _write_private_=_same, setattr=setattr, delattr=delattr)
     if off("metaclass"):
         b["__build_class__"] = _build_class_unchecked
+    if off("except_star"):
+        b[EXCEPT_STAR_GUARD] = _same
     return b
 
 
