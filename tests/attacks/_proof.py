@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._ablation import ENV_VAR, GUARDS, WALLS
 
 __all__ = ["Attack", "assert_control", "assert_refused", "by_id", "control_output"]
@@ -58,6 +59,11 @@ class Attack:
             subprocess for OS walls, thread for language guards).
         globals: Extra globals (JSON data) for both runs.
         compile_time: The refusal comes from the compiler (``Line N: ...``).
+        policy: ``SandboxPolicy.replace`` arguments for both runs.
+        trusted: Both runs start from ``SandboxPolicy.trusted()`` (an OS wall's attack:
+            trusted code in a worker is what a sandbox escape would leave).
+        also_off: More switches the control turns off (defense in depth: the next wall
+            would stop the attack too; the refusal run still names the first one).
     """
 
     id: str
@@ -71,6 +77,14 @@ class Attack:
     runtime: str = ""
     globals: Mapping[str, Any] = field(default_factory=dict)
     compile_time: bool = False
+    policy: Mapping[str, Any] = field(default_factory=dict)
+    trusted: bool = False
+    also_off: tuple[str, ...] = ()
+
+    def sandbox_policy(self) -> SandboxPolicy:
+        """The policy of the refusal run."""
+        base = SandboxPolicy.trusted() if self.trusted else SandboxPolicy()
+        return base.replace(**self.policy) if self.policy else base
 
     def __post_init__(self) -> None:
         if self.guard not in GUARDS and self.guard not in WALLS:
@@ -133,7 +147,7 @@ _CHILD = textwrap.dedent(
     async def main():
         if job["mode"] == "plain":
             import contextlib, io, traceback
-            for aid, code, extra in job["attacks"]:
+            for aid, code, extra, *_ in job["attacks"]:
                 buf = io.StringIO()
                 try:
                     with contextlib.redirect_stdout(buf):
@@ -143,12 +157,13 @@ _CHILD = textwrap.dedent(
                     continue
                 out[aid] = [buf.getvalue(), None]
             return
-        policy = SandboxPolicy.trusted() if job["mode"] == "trusted" else None
         kind = SubprocessRuntime if job["runtime"] == "subprocess" else ThreadRuntime
-        async with kind(policy) as rt:
-            for aid, code, extra in job["attacks"]:
+        for aid, code, extra, trusted, changes in job["attacks"]:
+            trusted = trusted or job["mode"] == "trusted"
+            policy = SandboxPolicy.trusted() if trusted else SandboxPolicy()
+            async with kind(policy.replace(**changes) if changes else policy) as rt:
                 r = await rt.execute(code, TOOLS, extra_globals=extra or None, timeout=30)
-                out[aid] = [r.stdout, r.error]
+            out[aid] = [r.stdout, r.error]
 
     asyncio.run(main())
     sys.stdout.write("\\n@@CONTROLS@@" + json.dumps(out))
@@ -167,19 +182,22 @@ def control_output(attack: Attack, batch: Iterable[Attack] = ()) -> tuple[str, s
     group = [
         a
         for a in (*batch, attack)
-        if (a.control, a.guard, a.runtime) == (attack.control, attack.guard, attack.runtime)
+        if (a.control, a.guard, a.runtime, a.also_off)
+        == (attack.control, attack.guard, attack.runtime, attack.also_off)
     ]
     ids = tuple(sorted({a.id for a in group}))
-    key = (attack.control, attack.guard, attack.runtime, ids)
+    key = (attack.control, ",".join((attack.guard, *attack.also_off)), attack.runtime, ids)
     if key not in _cache:
         env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
         if attack.control == "ablated":
-            env[ENV_VAR] = attack.guard
+            env[ENV_VAR] = ",".join((attack.guard, *attack.also_off))
         chosen = {a.id: a for a in group}
         job = {
             "mode": attack.control,
             "runtime": attack.runtime,
-            "attacks": [[a.id, a.code, dict(a.globals)] for a in chosen.values()],
+            "attacks": [
+                [a.id, a.code, dict(a.globals), a.trusted, dict(a.policy)] for a in chosen.values()
+            ],
         }
         try:
             done = subprocess.run(

@@ -27,6 +27,7 @@ ENV_VAR: Final = "PTCBOX_TEST_ABLATE"
 GUARDS: Final = {
     "attribute": "getattr guard and compile-time attribute-name checks (_guards, _transform)",
     "metaclass": "class statements: metaclass= and type subclasses (_builtins._build_class)",
+    "builtins": "the builtins allowlist: open, eval, exec, compile ... are there (_builtins)",
     "except_star": "except* on groups that override split()/derive() (_exceptstar)",
     "format": "str.format/format_map fields through the getattr guard (_safeformat)",
     "owner": "ownership marks: every object counts as the snippet's own (_owner)",
