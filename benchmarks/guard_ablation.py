@@ -73,6 +73,10 @@ def run_pytest(
         "-p",
         "no:cacheprovider",
     ]
+    if switch is not None and maxfail:
+        args.append(f"--maxfail={maxfail}")  # a row needs names, not every name
+    if switch in WALLS:
+        args += ["-k", "not thread"]  # the walls are the worker's: thread tests cannot see them
     if switch is not None:
         env[ENV_VAR] = switch
         if switch in CRASH_PRONE:

@@ -25,8 +25,10 @@ __all__ = ["ENV_VAR", "GUARDS", "OFF", "WALLS", "off"]
 ENV_VAR: Final = "PTCBOX_TEST_ABLATE"
 
 GUARDS: Final = {
-    "attribute": "getattr guard and compile-time attribute-name checks (_guards, _transform)",
-    "metaclass": "class statements: metaclass= and type subclasses (_builtins._build_class)",
+    "attribute": "getattr guard and compile-time attribute-name checks (_guards, _transform,"
+    " _patterns)",
+    "metaclass": "metaclass=, type subclasses, 3-argument type() (_build_class, _transform)",
+    "names": "compile-time checks of reserved and special names (_transform.check_name)",
     "builtins": "the builtins allowlist: open, eval, exec, compile ... are there (_builtins)",
     "except_star": "except* on groups that override split()/derive() (_exceptstar)",
     "format": "str.format/format_map fields through the getattr guard (_safeformat)",

@@ -39,7 +39,7 @@ def base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
     if off("write"):
         b.update(_write_=_same, _write_private_=_same, setattr=setattr, delattr=delattr)
     if off("metaclass"):
-        b["__build_class__"] = _build_class_unchecked
+        b.update(__build_class__=_build_class_unchecked, type=type)
     if off("builtins"):
         b.update({k: v for k, v in vars(builtins).items() if k not in b})
     if off("except_star"):

@@ -48,7 +48,8 @@ __all__ = [
 ]
 
 _MISSING: Final = object()
-_FORMAT_OFF: Final = off("format")
+_FORMAT_OFF: Final = off("format")  # test-only ablation switches (see _ablation)
+_METACLASS_OFF: Final = off("metaclass")
 _WRITABLE: tuple[type, ...] = (BaseException, types.SimpleNamespace)
 """Instances whose public attributes any snippet may set, as in CPython (exceptions,
 ``types.SimpleNamespace``): their classes stay read-only."""
@@ -124,7 +125,7 @@ def refuse_value(obj: Any, name: str, value: Any) -> None:
             f"attribute {name!r} of {describe(obj)} is a module; import allowed "
             "modules with an import statement instead"
         )
-    if tv is type and issubclass(value, type):
+    if tv is type and issubclass(value, type) and not _METACLASS_OFF:
         raise PolicyViolation(
             f"attribute {name!r} of {describe(obj)} is a metaclass, which is not available "
             "in the sandbox (it builds classes from arbitrary names); use a class statement"
