@@ -18,7 +18,7 @@ import pytest
 from ptcbox.runtimes import SubprocessRuntime
 from ptcbox.sandbox import SandboxPolicy
 
-from ._proof import Attack, assert_control, assert_refused, by_id
+from ._proof import Attack, assert_control, assert_refused, by_id, control_output
 from .conftest import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -301,3 +301,24 @@ async def test_nul_bytes_and_surrogates_in_code(
     assert result.error_type == error_type and message in (result.error or ""), result
     result = await runtime.execute("print(2)", tools, timeout=30)
     assert result.stdout == "2\n"
+
+
+NET_DEVICES = (
+    "names = [line.split(':')[0].strip() for line in open('/proc/self/net/dev')][2:]\n"
+    "print(sorted(names))"
+)
+
+
+async def test_worker_sees_no_host_network_interface() -> None:
+    """The network namespace: trusted code in a worker sees only its own loopback device
+    (the control, with the namespaces off, sees the host's interfaces)."""
+    proof = Attack(
+        "net_devices", NET_DEVICES, 2, "", "", "namespaces", "", trusted=True, runtime="subprocess"
+    )
+    control, error = control_output(proof)
+    assert error is None, error
+    if control == "['lo']\n":
+        pytest.skip("this machine has no network interface but loopback")
+    async with SubprocessRuntime(SandboxPolicy.trusted()) as runtime:
+        result = await runtime.execute(NET_DEVICES, TOOLS, timeout=30)
+    assert (result.stdout, result.error) == ("['lo']\n", None), result
