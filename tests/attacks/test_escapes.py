@@ -36,33 +36,45 @@ print("ESCAPED", type(sys.modules["os"]).__name__)
 """
 
 
-@pytest.mark.parametrize("code", [GLOBALS_VIA_UPDATE_WRAPPER, GLOBALS_VIA_WRAPS])
+_NOT_GLOBALS = (
+    "functools.update_wrapper copies only __module__, __name__, __qualname__, __doc__, "
+    "__annotations__ (assigned) and __dict__ (updated) in the sandbox, not '__globals__'"
+)
+UPDATE_WRAPPER = by_id(
+    [
+        Attack(
+            "update_wrapper",
+            GLOBALS_VIA_UPDATE_WRAPPER,
+            4,
+            "PolicyViolation",
+            _NOT_GLOBALS,
+            "module_views",
+            "ESCAPED module",
+        ),
+        Attack(
+            "wraps",
+            GLOBALS_VIA_WRAPS,
+            3,
+            "PolicyViolation",
+            _NOT_GLOBALS,
+            "module_views",
+            "ESCAPED module",
+        ),
+    ]
+)
+
+
+@pytest.mark.parametrize("attack", sorted(UPDATE_WRAPPER))
 async def test_update_wrapper_cannot_merge_host_globals(
-    runtime: Any, tools: Any, code: str
+    runtime: Any, tools: Any, attack: str
 ) -> None:
-    result = await run(runtime, tools, code)
-    assert "ESCAPED" not in result.stdout
-    assert result.return_code == 1
+    proof = UPDATE_WRAPPER[attack]
+    assert_control(proof, UPDATE_WRAPPER.values())  # the real functools merges them
+    assert_refused(proof, await run(runtime, tools, proof.code))
 
 
-WRITE_OUTSIDE_WORKDIR = """
-import functools
-def f(): pass
-functools.update_wrapper(f, search, assigned=(), updated=("__globals__",))
-os = sys.modules["os"]
-d = os.open("{dir}", os.O_RDONLY)
-os.close(os.open("{name}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
-"""
-
-
-async def test_subprocess_cannot_write_outside_workdir_via_dir_fd(
-    make_runtime: Any, runtime_name: str, tools: Any, tmp_path: Any
-) -> None:
-    if runtime_name != "subprocess":
-        pytest.skip("audit hook is subprocess-only")
-    rt = make_runtime()
-    await run(rt, tools, WRITE_OUTSIDE_WORKDIR.format(dir=tmp_path, name="pwned"))
-    assert not (tmp_path / "pwned").exists()
+# The dir_fd write outside the working directory (it died at update_wrapper here, never
+# reaching a wall) is test_host_safety.py::test_dir_fd_write_outside_the_workdir.
 
 
 EVENT_LOOP_VIA_FORGED_PRIVATE_OK = """

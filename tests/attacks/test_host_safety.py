@@ -322,3 +322,35 @@ async def test_worker_sees_no_host_network_interface() -> None:
     async with SubprocessRuntime(SandboxPolicy.trusted()) as runtime:
         result = await runtime.execute(NET_DEVICES, TOOLS, timeout=30)
     assert (result.stdout, result.error) == ("['lo']\n", None), result
+
+
+async def test_dir_fd_write_outside_the_workdir(tmp_path: Any) -> None:
+    """Trusted code in a worker: the audit hook refuses the directory outside; without it,
+    Landlock, and without Landlock seccomp's dir_fd confinement (the control turns all three
+    off and the file is written; the worker runs as nobody, hence a world-writable dir)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o777)
+    tmp_path.chmod(0o755)
+    code = (
+        f"import os\nd = os.open({str(outside)!r}, os.O_RDONLY)\n"
+        'os.close(os.open("pwned", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))\n'
+        "print('WROTE', sorted(os.listdir(d)))"
+    )
+    proof = Attack(
+        "dir_fd_write",
+        code,
+        2,
+        "PolicyViolation",
+        f"opening the directory {str(outside)!r} (outside the working directory) is not "
+        "allowed in the sandbox (audit event 'open')",
+        "audit",
+        "WROTE ['pwned']",
+        trusted=True,
+        also_off=("landlock", "seccomp"),
+    )
+    assert_control(proof)
+    (outside / "pwned").unlink()
+    async with SubprocessRuntime(proof.sandbox_policy()) as runtime:
+        assert_refused(proof, await runtime.execute(code, TOOLS, timeout=30))
+    assert not list(outside.iterdir())
