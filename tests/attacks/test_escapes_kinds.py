@@ -10,12 +10,17 @@ route the size guards did not see.
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import time
 from typing import Any
 
 import pytest
 
+from ptcbox.runtimes import ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._ablation import ENV_VAR
 
 pytestmark = pytest.mark.anyio
 
@@ -87,19 +92,48 @@ async def test_sibling_escape_is_refused(runtime: Any, tools: Any, code: str) ->
     assert "__builtins__" not in result.stdout
 
 
-async def test_overloads_of_one_execution_never_reach_another(
-    make_runtime: Any, tools: Any
-) -> None:
-    rt = make_runtime()
-    first = (
-        "import typing\n@typing.overload\ndef shared(x: int) -> int: ...\n"
-        "def shared(x): return x\nshared(1)"
+OVERLOADS_FIRST = (
+    "import typing\n@typing.overload\ndef shared(x: int) -> int: ...\n"
+    "def shared(x): return x\nshared(1)"
+)
+OVERLOADS_SECOND = "import typing\ndef shared(x): pass\nprint(len(typing.get_overloads(shared)))"
+OVERLOADS_CHILD = f"""
+import asyncio
+from ptcbox import resolve_tools
+from ptcbox.runtimes import ThreadRuntime
+async def main():
+    async with ThreadRuntime() as rt:
+        await rt.execute({OVERLOADS_FIRST!r}, resolve_tools([]), timeout=30)
+        r = await rt.execute({OVERLOADS_SECOND!r}, resolve_tools([]), timeout=30)
+        print("SEEN", r.stdout.strip(), r.error)
+asyncio.run(main())
+"""
+
+
+async def test_overloads_of_one_execution_never_reach_another(tools: Any) -> None:
+    """ThreadRuntime (one process for every execution): typing's overload registry is
+    process-wide. Control: with the module views off (a child Python), the second
+    execution sees the first one's overload; the view refuses get_overloads exactly."""
+    env = {**os.environ, ENV_VAR: "module_views"}
+    done = subprocess.run(
+        [sys.executable, "-c", OVERLOADS_CHILD],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
-    await run(rt, tools, first)
-    result = await run(
-        rt, tools, "import typing\ndef shared(x): pass\ntyping.get_overloads(shared)"
+    assert "SEEN 1 None" in done.stdout, done.stdout + done.stderr
+    async with ThreadRuntime() as rt:
+        first = await run(rt, tools, OVERLOADS_FIRST)
+        assert (first.value, first.error) == (1, None), first
+        result = await run(rt, tools, OVERLOADS_SECOND)
+    assert result.error_type == "AttributeError" and result.stdout == "", result
+    assert result.error is not None and 'File "<snippet>", line 3' in result.error
+    assert result.error.rstrip().endswith(
+        "typing.get_overloads is not available in the sandbox: reads typing's process-wide "
+        "overload registry (functions of the host and of other executions)"
     )
-    assert result.return_code == 1 and "not available" in result.error
 
 
 SIZE_BOMBS = {
