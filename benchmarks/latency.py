@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -303,7 +304,11 @@ def metrics(
 
 
 def run_benchmark(
-    runners: list[Runner], *, scale: float = 1.0, progress: Callable[[str], None] | None = None
+    runners: list[Runner],
+    *,
+    scale: float = 1.0,
+    progress: Callable[[str], None] | None = None,
+    verify: Callable[[Runner], str | None] | None = None,
 ) -> list[RunnerResult]:
     """Time every case with every runner; the first runner is the baseline.
 
@@ -315,6 +320,8 @@ def run_benchmark(
         runners: Rows; ``runners[0]`` is the baseline and must not be skipped.
         scale: Multiplies each case's repetitions and warmups (at least 3 and 1).
         progress: Called with a short note before each case.
+        verify: Called once with each opened runner before any timing; a string it
+            returns (a wrong answer) becomes the runner's error and it is not timed.
 
     Returns:
         One result per runner, in order, with metrics and target verdicts.
@@ -323,6 +330,11 @@ def run_benchmark(
     for runner, result in zip(runners, results, strict=True):
         runner.open()
         result.skipped = runner.skipped
+        if verify is not None and not result.skipped:
+            try:
+                result.error = verify(runner)
+            except Exception as exc:
+                result.error = f"{type(exc).__name__}: {exc}"
     try:
         for case in CASES:
             if progress:
@@ -399,6 +411,34 @@ def render_table(results: list[RunnerResult], console: Console) -> None:
     )
 
 
+def render_markdown(results: list[RunnerResult]) -> str:
+    """The README's latency table as Markdown: medians (p90) in ms, ratios vs plain exec,
+    and the machine it was measured on (load average included: a loaded machine is slow)."""
+    lines = [
+        "| runner | `print(1)` | 100 tool calls | µs added per call | 200k-iteration loop |",
+        "|---|---|---|---|---|",
+    ]
+    for result in results:
+        if result.skipped or result.error:
+            note = f"{'skipped' if result.skipped else 'error'}: {result.skipped or result.error}"
+            lines.append(f"| {result.name} | {note.replace('|', '/')} | | | |")
+            continue
+        m, t = result.metrics, result.times
+        lines.append(
+            f"| {result.name} | {_cell(t['trivial'])} | {_ms(_median(t['tools100']))} | "
+            f"{m['overhead_us_per_call']:.1f} | {_ms(_median(t['loop200k']))} "
+            f"({m['loop_ratio']:.2f}x) |"
+        )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines += [
+        "",
+        f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {load} when it finished. Written by "
+        "`ptcbox bench latency --markdown benchmarks/results/latency.md`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def to_json(results: list[RunnerResult]) -> dict[str, Any]:
     """The results as JSON-compatible data (times in seconds)."""
     return {
@@ -442,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="TEXT",
         help="only runners whose name contains TEXT (the baseline always runs)",
     )
+    parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     args = parser.parse_args(argv)
     runners = [make() for make in RUNNERS]
     if args.runner:
@@ -451,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=True)
     progress = None if args.json else (lambda what: console.print(f"[dim]timing {what} ...[/]"))
     results = run_benchmark(runners, scale=0.05 if args.quick else args.scale, progress=progress)
+    if args.markdown:
+        Path(args.markdown).write_text(render_markdown(results), encoding="utf-8")
     if args.json:
         print(json.dumps(to_json(results), indent=2))
     else:

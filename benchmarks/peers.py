@@ -238,7 +238,28 @@ def run_peers(
     Returns:
         One result per runner, in order; skipped and failed runners carry the reason.
     """
-    return latency.run_benchmark(runners, scale=scale, progress=progress)
+    return latency.run_benchmark(runners, scale=scale, progress=progress, verify=verify_answer)
+
+
+CHECK = Case(
+    "check", "check", "total = 0\nfor i in range(10):\n    total += ping(i=i)\nprint(total)\n", 1, 0
+)
+"""The snippet every peer with a ``run`` method must answer (``45``) before it is timed:
+a fast peer that computes the wrong thing is an error row, not a result."""
+
+
+def verify_answer(runner: Runner) -> str | None:
+    """``None`` when ``runner`` answers :data:`CHECK` correctly (or has no ``run``), else
+    the error for its row."""
+    run = getattr(runner, "run", None)
+    if run is None:
+        return None
+    output = str(run(CHECK)).strip()
+    return (
+        None
+        if output == "45"
+        else f"wrong answer to the tool snippet: {output[:80]!r} (expected '45')"
+    )
 
 
 def _median(times: list[float]) -> float:

@@ -203,10 +203,17 @@ def test_demo_prints_ok(tmp_path: Path) -> None:
 
 
 def test_bench_latency_quick_json(tmp_path: Path) -> None:
-    done = ptcbox_cli("bench", "latency", "--quick", "--json", cwd=tmp_path, timeout=300)
+    table = tmp_path / "latency.md"
+    done = ptcbox_cli(
+        "bench", "latency", "--quick", "--json", "--markdown", str(table), cwd=tmp_path, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     data = json.loads(done.stdout)
     names = [r["name"] for r in data["runners"]]
+    rows = [line for line in table.read_text().splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| runner | `print(1)` | 100 tool calls |")
+    assert [row.split(" | ")[0][2:] for row in rows[1:]] == names  # one row per runner
+    assert "--markdown benchmarks/results/latency.md" in table.read_text()
     assert names[0] == "plain exec (baseline)"
     assert any(name.startswith("ThreadRuntime") for name in names)
     for runner in data["runners"]:

@@ -1,7 +1,8 @@
 """The dunders, exception attributes and ``except*`` the sandbox now allows, attacked.
 
-Each attack gets a positive control (the same snippet under ``SandboxPolicy.trusted()``,
-or plain CPython for the ``except*`` memory corruption, reaches the forbidden thing) and
+Each attack gets a positive control (``_proof``: the same snippet in a child Python under
+the default policy with only its guard switched off, or plain CPython for the ``except*``
+memory corruption, reaches the forbidden thing) and
 an exact refusal under the default policy: error type, the guard's message, and the line
 the attack targets.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,6 +20,7 @@ from ptcbox import resolve_tools
 from ptcbox.runtimes import ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
 
+from ._proof import Attack, assert_control, assert_refused, by_id
 from .conftest import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -27,8 +28,8 @@ pytestmark = pytest.mark.anyio
 _INTERNALS = " (frame, code, traceback and generator internals are off limits)"
 _OWN_OBJECTS = "only on the snippet's own objects and exceptions; use type(obj)"
 
-# id: (snippet, refused line, end of the error, what the trusted run shows)
-ATTACKS: dict[str, tuple[str, int, str, str]] = {
+# id: (snippet, refused line, end of the error, what the control shows)
+_CASES: dict[str, tuple[str, int, str, str]] = {
     "traceback_frame": (
         "try:\n    1/0\nexcept Exception as e:\n    tb = e.__traceback__\n"
         "    print(getattr(tb, 'tb_' + 'frame'))",
@@ -102,7 +103,7 @@ ATTACKS: dict[str, tuple[str, int, str, str]] = {
     "except_star_custom_split": (
         "class G(ExceptionGroup):\n    def split(self, t):\n        return 42\n"
         "try:\n    raise G('g', [ValueError(1)])\nexcept* ValueError:\n    pass",
-        5,
+        4,  # CPython reports the except* match on the `try` line
         "except* cannot match a G that overrides split() (CVE-2025-22153); catch it with a "
         "plain `except` clause instead",
         "",
@@ -110,7 +111,7 @@ ATTACKS: dict[str, tuple[str, int, str, str]] = {
     "except_star_instance_split": (
         "g = ExceptionGroup('g', [ValueError(1)])\ng.split = lambda t: 42\n"
         "try:\n    raise g\nexcept* ValueError:\n    pass",
-        4,
+        3,  # CPython reports the except* match on the `try` line
         "except* cannot match a ExceptionGroup that overrides split() (CVE-2025-22153); "
         "catch it with a plain `except` clause instead",
         "",
@@ -118,26 +119,42 @@ ATTACKS: dict[str, tuple[str, int, str, str]] = {
 }
 
 
+_GUARD = {
+    "object_setattr_on_a_tool": "owner",
+    "except_star_custom_split": "except_star",
+    "except_star_instance_split": "except_star",
+}
+ATTACKS = by_id(
+    Attack(
+        id=name,
+        code=code,
+        line=line,
+        error_type="PolicyViolation",
+        message=message,
+        guard=_GUARD.get(name, "attribute"),
+        marker=leaked,
+    )
+    for name, (code, line, message, leaked) in _CASES.items()
+)
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-async def test_dunder_route_attack_proves_its_guard(
-    make_runtime: Callable[..., Any], attack: str
-) -> None:
-    code, line, message, leaked = ATTACKS[attack]
-    if attack.startswith("except_star"):
+async def test_dunder_route_attack_proves_its_guard(runtime: Any, attack: str) -> None:
+    proof = ATTACKS[attack]
+    if proof.guard == "except_star":
         # the control: plain CPython 3.11 trusts split()'s result and corrupts memory
+        # (with the guard ablated the sandbox would do the same, so it is not run there)
         plain = subprocess.run(
-            [sys.executable, "-c", code], check=False, capture_output=True, timeout=60
+            [sys.executable, "-c", proof.code], check=False, capture_output=True, timeout=60
         )
         if sys.version_info < (3, 12, 9):
             assert plain.returncode < 0 or b"split must return" in plain.stderr, plain
     else:
-        trusted = await make_runtime(SandboxPolicy.trusted()).execute(code, TOOLS, timeout=30)
-        assert leaked in trusted.stdout, trusted
-    result = await make_runtime().execute(code, TOOLS, timeout=30)
-    assert result.error_type == "PolicyViolation", result
+        assert_control(proof, ATTACKS.values())
+    result = await runtime.execute(proof.code, TOOLS, timeout=30)
+    assert_refused(proof, result)
     assert result.error is not None
-    assert f'File "<snippet>", line {line}, in <module>' in result.error, result.error
-    assert result.error.rstrip().endswith("PolicyViolation: " + message), result.error
+    assert result.error.rstrip().endswith("PolicyViolation: " + proof.message), result.error
     assert result.stdout == ""
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from ._proof import Attack, assert_control, assert_refused, by_id
+
 pytestmark = pytest.mark.anyio
 
 
@@ -34,33 +36,45 @@ print("ESCAPED", type(sys.modules["os"]).__name__)
 """
 
 
-@pytest.mark.parametrize("code", [GLOBALS_VIA_UPDATE_WRAPPER, GLOBALS_VIA_WRAPS])
+_NOT_GLOBALS = (
+    "functools.update_wrapper copies only __module__, __name__, __qualname__, __doc__, "
+    "__annotations__ (assigned) and __dict__ (updated) in the sandbox, not '__globals__'"
+)
+UPDATE_WRAPPER = by_id(
+    [
+        Attack(
+            "update_wrapper",
+            GLOBALS_VIA_UPDATE_WRAPPER,
+            4,
+            "PolicyViolation",
+            _NOT_GLOBALS,
+            "module_views",
+            "ESCAPED module",
+        ),
+        Attack(
+            "wraps",
+            GLOBALS_VIA_WRAPS,
+            3,
+            "PolicyViolation",
+            _NOT_GLOBALS,
+            "module_views",
+            "ESCAPED module",
+        ),
+    ]
+)
+
+
+@pytest.mark.parametrize("attack", sorted(UPDATE_WRAPPER))
 async def test_update_wrapper_cannot_merge_host_globals(
-    runtime: Any, tools: Any, code: str
+    runtime: Any, tools: Any, attack: str
 ) -> None:
-    result = await run(runtime, tools, code)
-    assert "ESCAPED" not in result.stdout
-    assert result.return_code == 1
+    proof = UPDATE_WRAPPER[attack]
+    assert_control(proof, UPDATE_WRAPPER.values())  # the real functools merges them
+    assert_refused(proof, await run(runtime, tools, proof.code))
 
 
-WRITE_OUTSIDE_WORKDIR = """
-import functools
-def f(): pass
-functools.update_wrapper(f, search, assigned=(), updated=("__globals__",))
-os = sys.modules["os"]
-d = os.open("{dir}", os.O_RDONLY)
-os.close(os.open("{name}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d))
-"""
-
-
-async def test_subprocess_cannot_write_outside_workdir_via_dir_fd(
-    make_runtime: Any, runtime_name: str, tools: Any, tmp_path: Any
-) -> None:
-    if runtime_name != "subprocess":
-        pytest.skip("audit hook is subprocess-only")
-    rt = make_runtime()
-    await run(rt, tools, WRITE_OUTSIDE_WORKDIR.format(dir=tmp_path, name="pwned"))
-    assert not (tmp_path / "pwned").exists()
+# The dir_fd write outside the working directory (it died at update_wrapper here, never
+# reaching a wall) is test_host_safety.py::test_dir_fd_write_outside_the_workdir.
 
 
 EVENT_LOOP_VIA_FORGED_PRIVATE_OK = """
@@ -117,59 +131,371 @@ async def test_str_subclass_format_is_refused(runtime: Any, tools: Any, code: st
 
 
 # -- attacks that are stopped (regression tests) --------------------------------------
+# On the ``_proof`` pattern: each prints "REACHED True" on the line after the attack when
+# its guard is off (the control, in a child Python; ``also_off`` where a second layer, the
+# read-only module view, would stop it too) and is refused exactly under the real policy.
+# Dropped, because plain CPython refuses them by itself: format(search, '{0.__globals__}')
+# (function.__format__ takes no spec), a sync asyncio.get_running_loop() (no loop), a
+# namedtuple field named '__globals__' (CPython refuses underscores); B03/B03b and
+# except* live in test_format_fields.py / test_dunder_routes.py.
 
-HELD = {
-    "B01_generator_frame": "def gen():\n    fr = g.gi_frame.f_back\n    yield fr\ng = gen()\n"
-    "for r in g:\n    break",
-    "gi_frame_getattr": "def g():\n    yield 1\ngetattr(g(), 'gi_frame')",
-    "B03_format": 'print("{0.__globals__}".format(search))',
-    "B03b_format_map": 'print("{t.__class__}".format_map({"t": search}))',
-    "B04_formatter": 'import string\nprint(string.Formatter().get_field("0.__globals__", '
-    "[search], {})[0])",
-    "B07_shadow_write": "import math\ndef f(_write_=lambda o: o, /):\n    math.pi = 3\nf()",
-    "B07b_module_write": "import math\nmath.pi = 3",
-    "B08_subclasses": "().__class__.__base__.__subclasses__()",
-    "B08b_getattr_dunder": 'getattr(getattr((), "__class__"), "__base__")',
-    "B09_private_module_attr": "import random\nrandom._os",
-    "B09b_importlib": 'import importlib\nimportlib.import_module("subprocess")',
-    "import_os": "import os",
-    "import_gc": "import gc",
-    "traceback": "try:\n    1/0\nexcept Exception as e:\n    getattr(e.__traceback__, 'tb_frame')",
-    "exc_context": "try:\n    try:\n        1/0\n    except Exception:\n        raise ValueError\n"
-    "except ValueError as e:\n    getattr(e.__context__.__traceback__, 'tb_' + 'frame')",
-    "super_self_class": "class A: pass\ngetattr(super(A, A()), '__self_class__')",
-    "format_builtin_spec": "format(search, '{0.__globals__}')",
-    "partial_closure": "import functools\ngetattr(functools.partial(search).func, '__closure__')",
-    "lru_wrapped": "import functools\ngetattr(functools.lru_cache(search), '__wrapped__')",
-    "tool_closure": "getattr(search, '__closure__')",
-    "task_get_coro": "import asyncio\nasync def m(): return 1\nt = asyncio.create_task(m())\n"
-    "await t\ngetattr(t, 'get_coro')()",
-    "get_running_loop": "import asyncio\nasyncio.get_running_loop()",
-    "namedtuple_dunder_field": "import collections\ncollections.namedtuple('P', ['__globals__'])",
-    "enum_dunder_member": "import enum\nenum.Enum('E', {'__del__': 1})",
-    "random_self": "import random\ngetattr(random.random, '__self__')",
-    "setattr_module": "import math\nsetattr(math, 'pi', 3)",
-    "vars": "import math\nvars(math)",
-    "setattr_def": "class A:\n    def __setattr__(self, n, v): pass",
-    "delattr_def": "class A:\n    def __delattr__(self, n): pass",
-    "set_name_def": "class D:\n    def __set_name__(self, o, n): pass",
-    "metaclass_kw": "class M: pass\nclass A(metaclass=M): pass",
-    "type_3_args": "type('X', (), {'__del__': lambda s: None})",
-    "type_of_enum_class": "import enum\nE = enum.Enum('E', 'A')\ntype(E)",
-    "forwardref_evaluate": "import typing\nr = typing.get_args(typing.List['os'])[0]\nr._evaluate",
-    "match_kw_dunder": "match search:\n    case object(__globals__=g):\n        pass",
-    "typing_get_type_hints": "import typing\ntyping.get_type_hints",
-    "operator_attrgetter": "import operator\noperator.attrgetter('__globals__')(search)",
-    "try_star_custom_split": "class G(ExceptionGroup):\n    def split(self, t):\n"
-    "        return 1\ntry:\n    raise G('g', [ValueError(1)])\nexcept* ValueError:\n    pass",
-}
+HELD = by_id(
+    [
+        Attack(
+            "B01_generator_frame",
+            "def gen():\n    fr = g.gi_frame.f_back\n    yield fr\ng = gen()\nfor x in g:\n    "
+            'break\nprint("REACHED", x is not None)',
+            2,
+            "PolicyViolation",
+            '"gi_frame" is a restricted attribute (frame, code, traceback and generator internals '
+            "are off limits)",
+            "attribute",
+            "REACHED True",
+            compile_time=True,
+        ),
+        Attack(
+            "gi_frame_getattr",
+            "def g():\n    yield 1\nx = getattr(g(), 'gi_frame')\nprint(\"REACHED\", x is not "
+            "None)",
+            3,
+            "PolicyViolation",
+            "access to attribute 'gi_frame' of 'generator' object is not allowed (frame, code, "
+            "traceback and generator internals are ",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "B04_formatter",
+            'import string\nx = string.Formatter().get_field("0.__globals__", [search], '
+            '{})[0]\nprint("REACHED", x is not None)',
+            2,
+            "AttributeError",
+            "string.Formatter is not available in the sandbox: get_field() walks attributes of "
+            "its arguments (GHSA-hp3v-5vw7-fx9w)",
+            "module_views",
+            "REACHED True",
+        ),
+        Attack(
+            "B07_shadow_write",
+            "import math\ndef f(_write_=lambda o: o, /):\n    math.pi = 3\nf()\nx = "
+            'math.pi\nprint("REACHED", x is not None)',
+            2,
+            "PolicyViolation",
+            '"_write_" is a reserved name: names that start and end with "_" belong to the sandbox',
+            "names",
+            "REACHED True",
+            compile_time=True,
+            also_off=("module_views",),
+        ),
+        Attack(
+            "B07b_module_write",
+            'import math\nmath.pi = 3\nx = math.pi\nprint("REACHED", x is not None)',
+            2,
+            "PolicyViolation",
+            "cannot modify module 'math': only functions, classes and objects created by the "
+            "snippet can be modified (modules and sha",
+            "write",
+            "REACHED True",
+            also_off=("module_views",),
+        ),
+        Attack(
+            "B08_subclasses",
+            'x = ().__class__.__base__.__subclasses__()\nprint("REACHED", x is not None)',
+            1,
+            "PolicyViolation",
+            'access to attribute "__base__" is not allowed (class-hierarchy traversal from '
+            "__class__ is off limits)",
+            "attribute",
+            "REACHED True",
+            compile_time=True,
+        ),
+        Attack(
+            "B08b_getattr_dunder",
+            'x = getattr(getattr((), "__class__"), "__base__")\nprint("REACHED", x is not None)',
+            1,
+            "PolicyViolation",
+            "access to attribute '__class__' of 'tuple' object is not allowed (only on the "
+            "snippet's own objects and exceptions; use ",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "B09_private_module_attr",
+            'import random\nx = random._os\nprint("REACHED", x is not None)',
+            2,
+            "PolicyViolation",
+            "access to private attribute '_os' of module 'random' is not allowed; private "
+            "attributes are only accessible on the snipp",
+            "attribute",
+            "REACHED True",
+            also_off=("module_views",),
+        ),
+        Attack(
+            "B09b_importlib",
+            'import importlib\nx = importlib.import_module("subprocess")\nprint("REACHED", x is '
+            "not None)",
+            1,
+            "ImportError",
+            "import of 'importlib' is not allowed in the sandbox: imports any module, bypassing "
+            "the allowlist; use an import statemen",
+            "import_allowlist",
+            "REACHED True",
+        ),
+        Attack(
+            "import_os",
+            'import os\nx = os\nprint("REACHED", x is not None)',
+            1,
+            "ImportError",
+            "import of 'os' is not allowed in the sandbox: no access to the host's operating "
+            "system (files, processes, environment); ",
+            "import_allowlist",
+            "REACHED True",
+        ),
+        Attack(
+            "import_gc",
+            'import gc\nx = gc\nprint("REACHED", x is not None)',
+            1,
+            "ImportError",
+            "import of 'gc' is not allowed in the sandbox: reaches every object in the process "
+            "(gc.get_objects); allowed modules: abc",
+            "import_allowlist",
+            "REACHED True",
+        ),
+        Attack(
+            "traceback",
+            "try:\n    1/0\nexcept Exception as e:\n    x = getattr(e.__traceback__, "
+            "'tb_frame')\nprint(\"REACHED\", x is not None)",
+            4,
+            "PolicyViolation",
+            "access to attribute 'tb_frame' of 'traceback' object is not allowed (frame, code, "
+            "traceback and generator internals are ",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "exc_context",
+            "try:\n    try:\n        1/0\n    except Exception:\n        raise ValueError\nexcept "
+            "ValueError as e:\n    x = getattr(e.__context__.__traceback__, 'tb_' + "
+            "'frame')\nprint(\"REACHED\", x is not None)",
+            7,
+            "PolicyViolation",
+            "access to attribute 'tb_frame' of 'traceback' object is not allowed (frame, code, "
+            "traceback and generator internals are ",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "super_self_class",
+            "class A: pass\nx = getattr(super(A, A()), '__self_class__')\nprint(\"REACHED\", x is "
+            "not None)",
+            2,
+            "PolicyViolation",
+            "access to attribute '__self_class__' of 'super' object is not allowed (special "
+            "attributes are off limits)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "partial_closure",
+            "import functools\nx = getattr(functools.partial(search).func, "
+            "'__closure__')\nprint(\"REACHED\", x is not None)",
+            2,
+            "PolicyViolation",
+            "access to attribute '__closure__' of 'function' object is not allowed (special "
+            "attributes are off limits)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "lru_wrapped",
+            "import functools\nx = getattr(functools.lru_cache(search), "
+            "'__wrapped__')\nprint(\"REACHED\", x is not None)",
+            2,
+            "PolicyViolation",
+            "access to attribute '__wrapped__' of '_lru_cache_wrapper' object is not allowed "
+            "(special attributes are off limits)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "tool_closure",
+            "x = getattr(search, '__closure__')\nprint(\"REACHED\", x is not None)",
+            1,
+            "PolicyViolation",
+            "access to attribute '__closure__' of 'function' object is not allowed (special "
+            "attributes are off limits)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "task_get_coro",
+            "import asyncio\nasync def m(): return 1\nt = asyncio.create_task(m())\nawait t\nx = "
+            "getattr(t, 'get_coro')()\nprint(\"REACHED\", x is not None)",
+            5,
+            "PolicyViolation",
+            "access to attribute 'get_coro' of 'Task' object is not allowed (it leads to the "
+            "event loop, coroutines or frames)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "enum_dunder_member",
+            "import enum\nx = enum.Enum('E', {'__del__': 1})\nprint(\"REACHED\", x is not None)",
+            2,
+            "PolicyViolation",
+            "enum member name '__del__' is not allowed (names must be plain str not starting with "
+            "'_')",
+            "module_views",
+            "REACHED True",
+        ),
+        Attack(
+            "random_self",
+            "import random\nx = getattr(random.random, '__self__')\nprint(\"REACHED\", x is not "
+            "None)",
+            2,
+            "PolicyViolation",
+            "access to attribute '__self__' of 'builtin_function_or_method' object is not allowed "
+            "(special attributes are off limits)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "setattr_module",
+            "import math\nsetattr(math, 'pi', 3)\nx = math.pi\nprint(\"REACHED\", x is not None)",
+            2,
+            "PolicyViolation",
+            "cannot set attribute 'pi' of module 'math': only functions, classes and objects "
+            "created by the snippet can be modified",
+            "owner",
+            "REACHED True",
+            also_off=("module_views",),
+        ),
+        Attack(
+            "vars",
+            'import math\nx = vars(math)\nprint("REACHED", x is not None)',
+            2,
+            "PolicyViolation",
+            "access to attribute '__dict__' of module 'math' is not allowed (only on instances of "
+            "the snippet's own classes)",
+            "attribute",
+            "REACHED True",
+            also_off=("module_views",),
+        ),
+        Attack(
+            "metaclass_kw",
+            'import abc\nclass A(metaclass=abc.ABCMeta): pass\nx = A\nprint("REACHED", x is not '
+            "None)",
+            2,
+            "PolicyViolation",
+            "class keyword arguments metaclass= and ** are not allowed",
+            "metaclass",
+            "REACHED True",
+            compile_time=True,
+            also_off=("module_views",),
+        ),
+        Attack(
+            "type_3_args",
+            "x = type('X', (), {'__del__': lambda s: None})\nprint(\"REACHED\", x is not None)",
+            1,
+            "PolicyViolation",
+            "type() with 3 arguments is not available in the sandbox; use a class statement "
+            "(type(obj) with one argument works)",
+            "metaclass",
+            "REACHED True",
+        ),
+        Attack(
+            "type_of_enum_class",
+            "import enum\nE = enum.Enum('E', 'A')\nx = type(E)\nprint(\"REACHED\", x is not None)",
+            3,
+            "PolicyViolation",
+            "type() of a class whose metaclass is 'EnumType' is not available in the sandbox "
+            "(metaclasses can build classes from arbi",
+            "metaclass",
+            "REACHED True",
+        ),
+        Attack(
+            "forwardref_evaluate",
+            "import typing\nr = typing.get_args(typing.List['os'])[0]\nx = "
+            'r._evaluate\nprint("REACHED", x is not None)',
+            3,
+            "PolicyViolation",
+            "access to private attribute '_evaluate' of 'ForwardRef' object is not allowed; "
+            "private attributes are only accessible on",
+            "owner",
+            "REACHED True",
+        ),
+        Attack(
+            "typing_get_type_hints",
+            'import typing\nx = typing.get_type_hints\nprint("REACHED", x is not None)',
+            2,
+            "AttributeError",
+            "typing.get_type_hints is not available in the sandbox: evaluates strings as code",
+            "module_views",
+            "REACHED True",
+        ),
+        Attack(
+            "operator_attrgetter",
+            "import operator\nx = operator.attrgetter('__globals__')(search)\nprint(\"REACHED\", "
+            "x is not None)",
+            2,
+            "PolicyViolation",
+            "access to attribute '__globals__' of 'function' object is not allowed (special "
+            "attributes are off limits)",
+            "attribute",
+            "REACHED True",
+        ),
+        Attack(
+            "setattr_def",
+            'class A:\n    def __setattr__(self, n, v): pass\nx = A\nprint("REACHED", x is not '
+            "None)",
+            2,
+            "PolicyViolation",
+            '"__setattr__" is a reserved name (special names cannot be bound)',
+            "names",
+            "REACHED True",
+            compile_time=True,
+        ),
+        Attack(
+            "delattr_def",
+            'class A:\n    def __delattr__(self, n): pass\nx = A\nprint("REACHED", x is not None)',
+            2,
+            "PolicyViolation",
+            '"__delattr__" is a reserved name (special names cannot be bound)',
+            "names",
+            "REACHED True",
+            compile_time=True,
+        ),
+        Attack(
+            "set_name_def",
+            'class D:\n    def __set_name__(self, o, n): pass\nx = D\nprint("REACHED", x is not '
+            "None)",
+            2,
+            "PolicyViolation",
+            '"__set_name__" is a reserved name (special names cannot be bound)',
+            "names",
+            "REACHED True",
+            compile_time=True,
+        ),
+        Attack(
+            "match_kw_dunder",
+            'match search:\n    case object(__globals__=g):\n        x = g\nprint("REACHED", x is '
+            "not None)",
+            2,
+            "PolicyViolation",
+            'attribute "__globals__" is not allowed in a class pattern',
+            "attribute",
+            "REACHED True",
+            compile_time=True,
+        ),
+    ]
+)
 
 
-@pytest.mark.parametrize("code", list(HELD.values()), ids=list(HELD))
-async def test_attack_is_refused(runtime: Any, tools: Any, code: str) -> None:
-    result = await run(runtime, tools, code)
-    assert result.return_code == 1, result.stdout
-    assert "__builtins__" not in result.stdout
+@pytest.mark.parametrize("attack", sorted(HELD))
+async def test_attack_is_refused(runtime: Any, tools: Any, attack: str) -> None:
+    proof = HELD[attack]
+    assert_control(proof, HELD.values())
+    assert_refused(proof, await run(runtime, tools, proof.code))
 
 
 async def test_b12_system_exit_keeps_host_alive(runtime: Any, tools: Any) -> None:

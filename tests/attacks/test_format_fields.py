@@ -3,9 +3,9 @@
 Each attack reaches the formatting methods by another route (bound, saved, unbound,
 through ``type("")``, ``map``, ``getattr``, a str subclass, ``super()``, ``format_map``
 with a ``__missing__`` dict, a nested format spec) and names a field the guard refuses.
-The positive control runs the same snippet under ``SandboxPolicy.trusted()`` (no guards),
-where the field does reach the host object; the real policy refuses it with the guard's
-own message, on the line of the call.
+The positive control (``_proof``) runs the same snippet in a child Python under the default
+policy with only the format guard switched off, where the field does reach the host
+object; the real policy refuses it with the guard's own message, on the line of the call.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 
 from ptcbox.sandbox import SandboxPolicy
 
+from ._proof import Attack, assert_control, assert_refused, by_id
 from .conftest import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +35,7 @@ GI_FRAME = "access to attribute 'gi_frame' of 'generator' object is not allowed"
 CR_FRAME = "access to attribute 'cr_frame' of 'coroutine' object is not allowed" + _INTERNALS
 
 # id: (snippet, line of the refused call, guard message, what the trusted run shows)
-ATTACKS: dict[str, tuple[str, int, str, str]] = {
+_CASES: dict[str, tuple[str, int, str, str]] = {
     "bound": ('x = 1\nprint("{0.__globals__}".format(search))', 2, GLOBALS, "__builtins__"),
     "bound_saved": (
         'f = "{0.__globals__}".format\nx = 1\nprint(f(search))',
@@ -123,19 +124,25 @@ ATTACKS: dict[str, tuple[str, int, str, str]] = {
 }
 
 
+ATTACKS = by_id(
+    Attack(
+        id=name,
+        code=code,
+        line=line,
+        error_type="PolicyViolation",
+        message=message,
+        guard="format",
+        marker=leaked,
+    )
+    for name, (code, line, message, leaked) in _CASES.items()
+)
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-async def test_format_field_attack_proves_its_guard(
-    make_runtime: Callable[..., Any], attack: str
-) -> None:
-    code, line, message, leaked = ATTACKS[attack]
-    trusted = await make_runtime(SandboxPolicy.trusted()).execute(code, TOOLS, timeout=30)
-    assert leaked in trusted.stdout + (trusted.error or ""), trusted  # the route is real
-    result = await make_runtime().execute(code, TOOLS, timeout=30)
-    assert result.error_type == "PolicyViolation", result
-    assert result.error is not None
-    assert f'File "<snippet>", line {line}, in <module>' in result.error, result.error
-    assert result.error.rstrip().endswith("PolicyViolation: " + message), result.error
-    assert result.stdout == ""
+async def test_format_field_attack_proves_its_guard(runtime: Any, attack: str) -> None:
+    proof = ATTACKS[attack]
+    assert_control(proof, ATTACKS.values())  # the format guard off: the field is read
+    assert_refused(proof, await runtime.execute(proof.code, TOOLS, timeout=30))
 
 
 async def test_a_huge_field_width_is_bounded_like_other_string_growth(

@@ -35,6 +35,8 @@ from ptcbox.sandbox._modspecs_more import FROM_FILE_REFUSED, _copy_module
 from ptcbox.sandbox._owner import register_class
 from ptcbox.sandbox._specbase import ModuleContext
 
+from ._proof import Attack, control_output
+
 pytestmark = pytest.mark.anyio
 
 THIS_FILE = "test_stdlib_views.py"
@@ -58,9 +60,15 @@ async def run(runtime: Any, code: str, **kwargs: Any) -> Any:
     return await runtime.execute(code, TOOLS, timeout=20, **kwargs)
 
 
-async def trusted(make_runtime: Any, code: str, **kwargs: Any) -> Any:
-    """The positive control: the same code under the trusted policy (in-process in
-    ThreadRuntime, so the interpreter's recursion limit is put back afterwards)."""
+async def trusted(make_runtime: Any, code: str, in_process: bool = False, **kwargs: Any) -> Any:
+    """The positive control: the same code under the trusted policy, in a child Python
+    (``_proof``: a control never runs in the test process). With ``extra_globals`` (host
+    objects a child cannot receive) or ``in_process`` (this file's tools) it runs here, and
+    the recursion limit is put back."""
+    if not kwargs and not in_process:
+        proof = Attack("control", code, 1, "", "", "attribute", "", control="trusted")
+        stdout, error = control_output(proof)
+        return types.SimpleNamespace(stdout=stdout, error=error)
     limit = sys.getrecursionlimit()
     rt = make_runtime(SandboxPolicy.trusted())
     try:
@@ -132,7 +140,7 @@ print(text)
 
 
 async def test_traceback_shows_no_host_frames(runtime: Any, make_runtime: Any) -> None:
-    control = await trusted(make_runtime, TB_CODE)
+    control = await trusted(make_runtime, TB_CODE, in_process=True)  # needs boom()
     assert 'File "/' in control.stdout  # unguarded: host frames, with their paths
     result = await run(runtime, TB_CODE)
     assert result.return_code == 0, result.error

@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ptcbox.errors import ToolError
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 from ptcbox.sandbox._base import base_builtins, cached_limits
-from ptcbox.sandbox._modules import ImportHook
+from ptcbox.sandbox._modules import AblatedImportHook, ImportHook
 from ptcbox.sandbox._names import is_reserved
 from ptcbox.sandbox._owner import SANDBOX_MARK, SANDBOX_MARK_NAME
 from ptcbox.sandbox._policy import SandboxPolicy
@@ -30,6 +31,9 @@ class TextSink(Protocol):
 
 
 _base_lock = threading.Lock()
+# test-only ablation switches (see _ablation), read once
+_IMPORT_HOOK = AblatedImportHook if off("module_views") or off("import_allowlist") else ImportHook
+_ALIVE_OFF = off("alive")
 
 
 _TRUSTED_BASE: dict[str, Any] = dict(vars(builtins))
@@ -132,7 +136,7 @@ def build_globals(
         b = base.copy()
         streams = Streams(stdout.write, stderr.write)
         b["print"] = _make_print(stdout, stderr, base["_getattr_"], streams)
-        b["__import__"] = ImportHook(
+        b["__import__"] = _IMPORT_HOOK(
             policy.allowed_imports,
             cached_limits(policy.max_int_bits, policy.max_repeat_bytes),
             sleep,
@@ -144,7 +148,7 @@ def build_globals(
             "__name__": "__main__",
             "__builtins__": b,
             SANDBOX_MARK_NAME: SANDBOX_MARK,
-            ALIVE_NAME: _ALWAYS_ALIVE if alive is None else alive,
+            ALIVE_NAME: _ALWAYS_ALIVE if alive is None or _ALIVE_OFF else alive,
         }
     else:
         b = _TRUSTED_BASE.copy()

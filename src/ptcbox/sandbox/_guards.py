@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._dataspecs import DATA_ATTRS, data_attribute
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS, dunder_value
 from ptcbox.sandbox._names import (
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 _MISSING: Final = object()
+_FORMAT_OFF: Final = off("format")  # test-only ablation switches (see _ablation)
+_METACLASS_OFF: Final = off("metaclass")
 _WRITABLE: tuple[type, ...] = (BaseException, types.SimpleNamespace)
 """Instances whose public attributes any snippet may set, as in CPython (exceptions,
 ``types.SimpleNamespace``): their classes stay read-only."""
@@ -123,7 +126,7 @@ def refuse_value(obj: Any, name: str, value: Any) -> None:
             f"attribute {name!r} of {describe(obj)} is a module; import allowed "
             "modules with an import statement instead"
         )
-    if tv is type and issubclass(value, type):
+    if tv is type and issubclass(value, type) and not _METACLASS_OFF:
         raise PolicyViolation(
             f"attribute {name!r} of {describe(obj)} is a metaclass, which is not available "
             "in the sandbox (it builds classes from arbitrary names); use a class statement"
@@ -285,6 +288,8 @@ class AttributeGuards:
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         if name in VALUE_CHECKED_ATTRS:
             if self.formatter is not None and is_str_format(value):
+                if _FORMAT_OFF:  # test-only ablation (see _ablation)
+                    return value
                 return guarded_format_method(value, self.formatter)
             refuse_value(obj, name, value)
             wrapped = self.size_wrapper(value)

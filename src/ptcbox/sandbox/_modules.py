@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import threading
@@ -9,6 +10,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._base import base_builtins
 from ptcbox.sandbox._builtins import EXCLUDED_BUILTINS
 from ptcbox.sandbox._limits import Limits
@@ -17,7 +19,7 @@ from ptcbox.sandbox._proxy import ModuleProxy, freeze, make_proxy
 from ptcbox.sandbox._streams import NULL_STREAMS, Streams
 from ptcbox.sandbox._vet import SpecCache, vet
 
-__all__ = ["EXCLUDED_MODULES", "REFUSED_IMPORTS", "ImportHook"]
+__all__ = ["EXCLUDED_MODULES", "REFUSED_IMPORTS", "AblatedImportHook", "ImportHook"]
 
 REFUSED_IMPORTS = [0]
 """Imports refused in this process so far (a reused worker retires after one)."""
@@ -401,3 +403,25 @@ class ImportHook:
             proxy = make_proxy(name, subs)
         self._local[name] = proxy
         return proxy
+
+
+class AblatedImportHook(ImportHook):
+    """An :class:`ImportHook` with its views or its allowlist switched off (guard
+    ablation, tests only: see :mod:`ptcbox.sandbox._ablation`); hands out real modules."""
+
+    __slots__ = ()
+
+    def __call__(
+        self,
+        name: str,
+        globals: Any = None,
+        locals: Any = None,
+        fromlist: Any = (),
+        level: int = 0,
+    ) -> Any:
+        allowed = name in self._allowed or name in _ALWAYS_ALLOWED
+        if allowed and not off("module_views"):
+            return super().__call__(name, globals, locals, fromlist, level)
+        if not allowed and not off("import_allowlist"):
+            raise self._refused(name)
+        return builtins.__import__(name, globals, locals, fromlist, level)

@@ -7,6 +7,7 @@ import types
 from typing import Any, Final
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._ablation import off
 
 __all__ = [
     "PLAIN_BASES",
@@ -119,3 +120,11 @@ def require_owned(obj: Any, what: str) -> None:
             f"{what} cannot change {describe(obj)}: only functions, classes and objects "
             "created by the snippet can be modified"
         )
+
+
+def _always(obj: Any) -> bool:
+    return True
+
+
+if off("owner"):  # test-only ablation (see _ablation): every object counts as the snippet's
+    globals().update(is_owned=_always, private_ok_class=_always, private_ok=_always)

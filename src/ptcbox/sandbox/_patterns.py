@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._astnodes import copy_locations, global_call
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
 from ptcbox.sandbox._names import NOT_NATIVE_ATTRS, VALUE_CHECKED_ATTRS, is_private
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from ptcbox.sandbox._numeric import NumericScopes
 
 __all__ = ["PatternVisitors"]
+
+_ATTRIBUTE_OFF = off("attribute")  # test-only ablation (see _ablation)
 
 
 class PatternVisitors(RestrictingNodeTransformer):
@@ -90,5 +93,5 @@ class PatternVisitors(RestrictingNodeTransformer):
             elif isinstance(sub, ast.MatchClass):
                 self._check_dotted(sub.cls)
                 for attr in sub.kwd_attrs:
-                    if attr.startswith("_") or attr in NOT_NATIVE_ATTRS:
+                    if (attr.startswith("_") or attr in NOT_NATIVE_ATTRS) and not _ATTRIBUTE_OFF:
                         self.error(sub, f'attribute "{attr}" is not allowed in a class pattern')

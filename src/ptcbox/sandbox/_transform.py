@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call
 from ptcbox.sandbox._classbody import ClassBodyVisitors
@@ -58,6 +59,11 @@ Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite
 last expression statement writes it."""
 
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
+
+
+_ATTRIBUTE_OFF = off("attribute")  # test-only ablation switches (see _ablation)
+_METACLASS_OFF = off("metaclass")
+_NAMES_OFF = off("names")
 
 
 class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
@@ -131,7 +137,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
     # -- names ------------------------------------------------------------------------
 
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
-        if name is None or name == "_":
+        if name is None or name == "_" or _NAMES_OFF:
             return
         if is_dunder(name):
             if not (allow_magic_methods and name in ALLOWED_DUNDER_DEFS):
@@ -149,7 +155,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
 
     def visit_Name(self, node: ast.Name) -> Any:
         if isinstance(node.ctx, ast.Load):
-            if is_reserved(node.id) and node.id not in ALLOWED_DUNDER_NAMES:
+            if is_reserved(node.id) and node.id not in ALLOWED_DUNDER_NAMES and not _NAMES_OFF:
                 self.error(node, f'"{node.id}" is a reserved name and cannot be used')
             self.used_names[node.id] = True
         else:
@@ -166,6 +172,8 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         return attr
 
     def check_attr(self, node: ast.AST, attr: str, *, store: bool) -> None:
+        if _ATTRIBUTE_OFF:  # test-only ablation (see _ablation)
+            return
         if attr in RESTRICTED_ATTRS:
             self.error(node, f'"{attr}" is a restricted attribute ({restricted_reason(attr)})')
         elif is_dunder(attr):
@@ -336,7 +344,8 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         self.check_name(node, node.name)
         for kw in node.keywords:
             if kw.arg is None or kw.arg == "metaclass":
-                self.error(node, "class keyword arguments metaclass= and ** are not allowed")
+                if not _METACLASS_OFF:  # test-only ablation (see _ablation)
+                    self.error(node, "class keyword arguments metaclass= and ** are not allowed")
             elif kw.arg.startswith("_"):
                 self.error(node, f'class keyword "{kw.arg}" is not allowed')
         # decorators and bases are evaluated outside the class scope

@@ -43,6 +43,8 @@ from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wire
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._ablation import ENV_VAR as ABLATION_ENV
+from ptcbox.sandbox._ablation import OFF as ABLATION_OFF
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
 
@@ -171,6 +173,8 @@ class SubprocessRuntime:
         self._queue_timeout = None if queue_timeout is None else resolve_timeout(queue_timeout, 1.0)
         worker_env = {k: os.environ[k] for k in DEFAULT_ENV_ALLOWLIST if k in os.environ}
         worker_env.update(env or {})
+        if ABLATION_OFF:  # test-only guard ablation reaches the workers (sandbox/_ablation.py)
+            worker_env[ABLATION_ENV] = ",".join(sorted(ABLATION_OFF))
         config = WorkerConfig(
             env={**_BASE_ENV, **worker_env},
             max_open_files=max_open_files,

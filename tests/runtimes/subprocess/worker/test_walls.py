@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,8 @@ TOOLS = {"add": DirectProjection("add", lambda a, b: a + b)}
 # what the attempts below print, one per line: "<name> ALLOWED" or "<name> refused"
 ATTEMPTS = """
 import ctypes, os, signal
-PARENT = os.getppid()
+PARENT = {target!r}  # a helper process the test started: never pytest (a wall that is off
+                     # would leave the process traced or stopped, and the run would hang)
 OUTSIDE = {outside!r}
 def attempt(name, action):
     try:
@@ -48,9 +50,23 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _run_alone(script: str, outside: Path) -> dict[str, str]:
-    """Run ``script`` (after :data:`ATTEMPTS`) in a fresh interpreter; its verdicts."""
-    source = textwrap.dedent(ATTEMPTS.format(outside=str(outside))) + textwrap.dedent(script)
+@pytest.fixture
+def target() -> Iterator[int]:
+    """The pid of a helper process the probes aim at (ptrace, signals, its /proc files)."""
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        yield helper.pid
+    finally:
+        helper.kill()
+        helper.wait(timeout=30)
+
+
+def _run_alone(script: str, outside: Path, target: int) -> dict[str, str]:
+    """Run ``script`` (after :data:`ATTEMPTS`) in a fresh interpreter; its verdicts.
+
+    The probes aim at ``target`` (a helper process), never at this process."""
+    source = textwrap.dedent(ATTEMPTS.format(outside=str(outside), target=target))
+    source += textwrap.dedent(script)
     done = subprocess.run(
         [sys.executable, "-c", source], capture_output=True, text=True, timeout=60, check=False
     )
@@ -63,7 +79,7 @@ def _run_alone(script: str, outside: Path) -> dict[str, str]:
 
 
 @pytest.mark.skipif(landlock_abi() == 0, reason="Landlock is not available on this kernel")
-def test_F5_landlock_wall_alone(tmp_path: Path) -> None:
+def test_F5_landlock_wall_alone(tmp_path: Path, target: int) -> None:
     """F5 at the kernel level: with only Landlock (no audit hook, no seccomp), a
     directory descriptor does not reach the parent's /proc entries or files outside the
     working directory, while what Python needs keeps working."""
@@ -96,6 +112,7 @@ def test_F5_landlock_wall_alone(tmp_path: Path) -> None:
         attempt("devnull", lambda: open(os.devnull, "w").write("x"))
         """,
         outside,
+        target,
     )
     allowed = {"workdir", "self_proc", "stdlib_import", "devnull"}
     for name, verdict in verdicts.items():
@@ -104,39 +121,56 @@ def test_F5_landlock_wall_alone(tmp_path: Path) -> None:
     assert (work / "ok").exists()
 
 
+_SECCOMP_PROBES = """
+attempt("ptrace", lambda: raw({ptrace}, 16, PARENT, 0, 0))
+attempt("vm_readv", lambda: raw({vm_readv}, PARENT, 0, 0, 0, 0, 0))
+attempt("unshare", lambda: raw({unshare}, 0x20000))
+attempt("signal_parent", lambda: os.kill(PARENT, 0))
+attempt("signal_all", lambda: os.kill(-1, 0))
+attempt("no_death_signal", lambda: raw({prctl}, 1, 0, 0, 0, 0))
+attempt("dir_fd", lambda: via_dir_fd(OUTSIDE, "x", os.O_WRONLY | os.O_CREAT))
+attempt("signal_self", lambda: os.kill(os.getpid(), 0))
+attempt("relative_open", lambda: open("rel", "w").close())
+attempt("listdir", lambda: os.listdir("."))
+"""
+_SYSCALLS = dict(
+    zip(
+        ("ptrace", "vm_readv", "unshare", "prctl"),
+        (101, 310, 272, 157) if os.uname().machine == "x86_64" else (117, 270, 97, 167),
+        strict=True,
+    )
+)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the control needs root (ptrace, unshare)")
+def test_F5_the_probes_succeed_without_any_wall(tmp_path: Path, target: int) -> None:
+    """The positive control of the walls-alone tests: with no wall, every probe works."""
+    script = f"os.chdir({str(tmp_path)!r})\n" + _SECCOMP_PROBES.format(**_SYSCALLS)
+    verdicts = _run_alone(script, tmp_path, target)
+    assert set(verdicts.values()) == {"ALLOWED"}, verdicts
+    assert len(verdicts) == 10
+
+
 @pytest.mark.skipif(not process_filter_supported(), reason="no seccomp filter for this CPU")
 @pytest.mark.parametrize("confine_dirfd", [False, True])
-def test_F5_seccomp_wall_alone(tmp_path: Path, confine_dirfd: bool) -> None:
+def test_F5_seccomp_wall_alone(tmp_path: Path, confine_dirfd: bool, target: int) -> None:
     """Without Landlock or the audit hook: seccomp refuses ptrace, process_vm_readv,
     namespaces, signals to other processes and weakening prctl options; with
     ``confine_dirfd`` (the fallback without Landlock) every dir_fd-relative path too."""
-    ptrace, vm_readv, unshare, prctl = (
-        (101, 310, 272, 157) if os.uname().machine == "x86_64" else (117, 270, 97, 167)
-    )
     verdicts = _run_alone(
-        f"""
-        from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
-        os.chdir({str(tmp_path)!r})
-        forbid_process_creation(confine_dirfd={confine_dirfd})
-        attempt("ptrace", lambda: raw({ptrace}, 16, PARENT, 0, 0))
-        attempt("vm_readv", lambda: raw({vm_readv}, PARENT, 0, 0, 0, 0, 0))
-        attempt("unshare", lambda: raw({unshare}, 0x20000))
-        attempt("signal_parent", lambda: os.kill(PARENT, 0))
-        attempt("signal_all", lambda: os.kill(-1, 0))
-        attempt("no_death_signal", lambda: raw({prctl}, 1, 0, 0, 0, 0))
-        attempt("dir_fd", lambda: via_dir_fd(OUTSIDE, "x", os.O_WRONLY | os.O_CREAT))
-        attempt("signal_self", lambda: os.kill(os.getpid(), 0))
-        attempt("relative_open", lambda: open("rel", "w").close())
-        attempt("listdir", lambda: os.listdir("."))
-        """,
+        "from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation\n"
+        f"os.chdir({str(tmp_path)!r})\n"
+        f"forbid_process_creation(confine_dirfd={confine_dirfd})\n"
+        + _SECCOMP_PROBES.format(**_SYSCALLS),
         tmp_path,
+        target,
     )
     allowed = {"signal_self", "relative_open", "listdir"} | (set() if confine_dirfd else {"dir_fd"})
     for name, verdict in verdicts.items():
         assert verdict == ("ALLOWED" if name in allowed else "refused"), (name, verdicts)
 
 
-def test_F5_audit_hook_refuses_directory_descriptors_outside(tmp_path: Path) -> None:
+def test_F5_audit_hook_refuses_directory_descriptors_outside(tmp_path: Path, target: int) -> None:
     """The Python-level wall alone: no directory outside the working directory can be
     opened, so no dir_fd can point outside it; inside it, dir_fd still works."""
     work = tmp_path / "work"
@@ -153,6 +187,7 @@ def test_F5_audit_hook_refuses_directory_descriptors_outside(tmp_path: Path) -> 
         attempt("inside", lambda: via_dir_fd("sub", "f", os.O_WRONLY | os.O_CREAT))
         """,
         tmp_path,
+        target,
     )
     assert verdicts == {
         "proc": "refused",

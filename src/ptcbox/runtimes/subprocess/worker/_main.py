@@ -69,6 +69,7 @@ from ptcbox.runtimes.subprocess.worker._seccomp import (
     process_filter_supported,
 )
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._globals import add_globals
 from ptcbox.sandbox._guards import allow_instance_writes
 
@@ -158,14 +159,15 @@ def _setup(
         os.environ.clear()
         os.environ.update(config.env)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-    if not config.network:
+    if not config.network and not off("namespaces"):
         try:
             unshare_network()
         except OSError:
             if not config.network_optional:
                 raise
-    with contextlib.suppress(OSError):  # where the kernel allows (see README: security)
-        unshare_ipc_uts()
+    if not off("namespaces"):  # test-only ablation switches: see sandbox/_ablation.py
+        with contextlib.suppress(OSError):  # where the kernel allows (see README: security)
+            unshare_ipc_uts()
     if drop_root(workdir, _code_dirs()) and os.getppid() != template_pid:
         os._exit(EXIT_SETUP_FAILED)  # the template died while the death signal was unset
     sock.setblocking(True)
@@ -173,28 +175,30 @@ def _setup(
     sys.stdout = channel.stdout
     sys.stderr = channel.stderr
     channel.start_flusher()
-    apply_worker_limits(
-        max_open_files=config.max_open_files,
-        max_file_bytes=config.max_file_bytes,
-        max_processes=0,
-    )
+    if not off("rlimits"):
+        apply_worker_limits(
+            max_open_files=config.max_open_files,
+            max_file_bytes=config.max_file_bytes,
+            max_processes=0,
+        )
     set_no_new_privs()
     rehearsal = socket.socketpair()  # made before the walls, used behind them
     abi, readable = prepare_walls()
     landlocked = False
-    if abi:
+    if abi and not off("landlock"):
         with contextlib.suppress(OSError):  # refused: seccomp confines dir_fd instead
             restrict_worker(workdir, readable, abi)
             landlocked = True
-    if process_filter_supported():
+    if process_filter_supported() and not off("seccomp"):
         with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
             forbid_process_creation(confine_dirfd=not landlocked, network=config.network)
-    apply_run_limits(
-        max_memory_bytes=policy.max_memory_bytes,
-        max_cpu_seconds=None,
-        baseline_bytes=address_space_bytes(),
-    )
-    gate = install_audit_hook(workdir)
+    if not off("rlimits"):
+        apply_run_limits(
+            max_memory_bytes=policy.max_memory_bytes,
+            max_cpu_seconds=None,
+            baseline_bytes=address_space_bytes(),
+        )
+    gate = AuditGate(workdir) if off("audit") else install_audit_hook(workdir)
     allow_instance_writes(decimal.Context)  # getcontext().prec = 50: the process is the run's
     rehearse(rehearsal, gate, policy)
     return channel, gate, policy
