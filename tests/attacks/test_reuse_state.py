@@ -234,3 +234,41 @@ async def test_a_worker_that_kept_memory_is_retired(runtimes: dict[str, Any]) ->
     assert worker not in pool._idle and worker not in runtime._recycler._uses
     small = await runtime.execute("import json\nprint(hasattr(json, 'kept'))", TOOLS)
     assert small.stdout == "False\n"  # a fresh worker: the module state went with the old one
+
+
+# A generator suspended in its try block and kept in a reference cycle: its `finally`
+# runs when the garbage collector frees it. In a reused worker that used to be during
+# the *next* execution, which then printed the first one's text and recorded its tool
+# call (red-team finding, this stop). Now the cycle is collected before the first
+# execution's `done` is sent, and a worker that left such garbage is retired.
+FINALIZER_FIRST = """\
+def g():
+    try:
+        yield 1
+    finally:
+        print("A-finalizer", search("issued by A"))
+x = g()
+next(x)
+c = [x]
+c.append(c)
+del x, c
+"""
+FINALIZER_SECOND = "junk = [{} for _ in range(5000)]\nprint('B')"
+
+
+async def test_a_finalizer_of_one_execution_never_runs_in_the_next(
+    runtimes: dict[str, Any],
+) -> None:
+    async with runtimes["restricted-session"].session() as session:  # positive control
+        assert (await session.execute(FINALIZER_FIRST, TOOLS)).ok
+        carried = await session.execute(FINALIZER_SECOND, TOOLS)
+        assert "A-finalizer" in carried.stdout, carried  # the finally runs in the next one
+    runtime = runtimes[RESTRICTED]
+    first = await runtime.execute(FINALIZER_FIRST, TOOLS)
+    assert first.ok, first.error
+    # the finally ran in the first execution's time, and is the first one's
+    assert first.stdout == "A-finalizer r:issued by A\n", first
+    assert [call.name for call in first.tool_calls] == ["search"]
+    second = await runtime.execute(FINALIZER_SECOND, TOOLS)
+    assert second.ok and second.stdout == "B\n", second
+    assert [call.name for call in second.tool_calls] == []

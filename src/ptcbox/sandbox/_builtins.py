@@ -22,7 +22,8 @@ from ptcbox.sandbox._guards import (
 )
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._names import NOT_NATIVE_ATTRS, is_reserved
-from ptcbox.sandbox._owner import PLAIN_BASES, register_class
+from ptcbox.sandbox._owner import register_class
+from ptcbox.sandbox._sized import SizedConstructor, make_safe_type
 
 __all__ = ["EXCLUDED_BUILTINS", "make_base_builtins"]
 
@@ -113,154 +114,6 @@ def _exception_names() -> list[str]:
         for name, value in vars(builtins).items()
         if isinstance(value, type) and issubclass(value, BaseException)
     ]
-
-
-class _TypeMeta(type):
-    """Metaclass of the sandbox's ``type``: behaves like ``type`` in ``isinstance`` and
-    ``issubclass``; calling it with one argument returns the object's type, with three it
-    is refused."""
-
-    _ptc_sized: dict[type, Any]
-
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, type)
-
-    def __subclasscheck__(cls, sub: Any) -> bool:
-        return isinstance(sub, type) and issubclass(sub, type)
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if len(args) != 1 or kwargs:
-            raise PolicyViolation(
-                "type() with 3 arguments is not available in the sandbox; use a class "
-                "statement (type(obj) with one argument works)"
-            )
-        tp = type(args[0])
-        if tp is type or tp is SizedConstructor:  # type(bytes) is type, as outside
-            return cls
-        sized = cls._ptc_sized.get(tp)
-        if sized is not None:
-            return sized
-        if issubclass(tp, type):
-            raise PolicyViolation(
-                f"type() of a class whose metaclass is {tp.__name__!r} is not available in "
-                "the sandbox (metaclasses can build classes from arbitrary names)"
-            )
-        return tp
-
-
-def _make_safe_type(sized: dict[type, Any]) -> type:
-    return _TypeMeta(
-        "type",
-        (),
-        {
-            "__slots__": (),
-            "__module__": "builtins",
-            "__doc__": "type(object) -> the object's type (sandboxed: one argument only)",
-            "_ptc_sized": sized,
-        },
-    )
-
-
-SizedCheck = Callable[
-    [str, tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]
-]
-
-
-def _sized_base(real: type, kind: str, check: SizedCheck) -> type:
-    """The class a snippet's ``class B(bytes)`` really derives from: the real class with its
-    size argument checked (``B(10**10)`` would otherwise allocate in one C call)."""
-    ns: dict[str, Any] = {
-        "__slots__": (),
-        "__module__": real.__module__,
-        "__qualname__": kind,
-        "__doc__": real.__doc__,
-    }
-    if real is bytearray:  # allocates in __init__
-
-        def __init__(self: bytearray, *args: Any, **kwargs: Any) -> None:  # noqa: N807
-            args, kwargs = check(kind, args, kwargs)
-            bytearray.__init__(self, *args, **kwargs)
-
-        ns["__init__"] = __init__
-    else:
-
-        def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:  # noqa: N807
-            args, kwargs = check(kind, args, kwargs)
-            return real.__new__(cls, *args, **kwargs)
-
-        ns["__new__"] = __new__
-    cls = type(kind, (real,), ns)
-    if real.__module__ == "builtins" and real in PLAIN_BASES:
-        PLAIN_BASES.add(cls)  # no private attributes: snippet subclasses keep theirs
-    return cls
-
-
-class SizedConstructor:
-    """A class whose constructor can build a huge object in one call (``bytes(n)``,
-    ``Fraction("1e999999999")``), with its arguments checked; otherwise the real class.
-
-    ``isinstance``/``issubclass``/``==`` work as with the real class; a snippet class
-    statement subclassing it derives from a checked subclass of the real class;
-    ``type(obj)`` of an instance answers this object (see ``_TypeMeta``).
-
-    Args:
-        real: The real class.
-        kind: Its name, for messages.
-        check: ``check(kind, args, kwargs)`` raises or returns the normalised arguments.
-        public: Attribute names handed out from the real class (``None``: every public
-            name).
-    """
-
-    __slots__ = ("_base", "_check", "_kind", "_public", "_real")
-
-    def __init__(
-        self,
-        real: type,
-        kind: str,
-        check: SizedCheck,
-        public: frozenset[str] | None = frozenset({"fromhex", "maketrans"}),
-    ) -> None:
-        object.__setattr__(self, "_real", real)
-        object.__setattr__(self, "_kind", kind)
-        object.__setattr__(self, "_check", check)
-        object.__setattr__(self, "_public", public)
-        object.__setattr__(self, "_base", _sized_base(real, kind, check))
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = self._check(self._kind, args, kwargs)
-        return self._real(*args, **kwargs)
-
-    def __instancecheck__(self, obj: Any) -> bool:
-        return isinstance(obj, self._real)
-
-    def __subclasscheck__(self, sub: Any) -> bool:
-        return issubclass(sub, self._real)
-
-    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
-        return (self._base,)
-
-    def __eq__(self, other: object) -> bool:
-        return other is self or other is self._real
-
-    def __hash__(self) -> int:
-        return hash(self._real)
-
-    def __repr__(self) -> str:
-        return repr(self._real)
-
-    def __getattr__(self, name: str) -> Any:
-        public = self._public
-        if name in _CLASS_NAMES:  # type(b"").__name__ == "bytes", as for the real class
-            return getattr(self._real, name)
-        if (name in public) if public is not None else not name.startswith("_"):
-            return getattr(self._real, name)
-        raise AttributeError(f"type object {self._kind!r} has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise PolicyViolation(f"cannot modify the builtin {self._kind!r}")
-
-
-_CLASS_NAMES = frozenset({"__name__", "__qualname__", "__module__"})
 
 
 def _is_metaclass(obj: Any) -> bool:
@@ -386,7 +239,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
     b.update({"bytes": sized[bytes], "bytearray": sized[bytearray]})
     b.update(
         {
-            "type": _make_safe_type(sized),
+            "type": make_safe_type(sized),
             "getattr": guards.getattr,
             "hasattr": guards.hasattr,
             "setattr": guarded_setattr,

@@ -25,6 +25,7 @@ from typing import Any, Final
 from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox._names import DATA_GUARDED_ATTRS
 from ptcbox.sandbox._policy import DATA_IMPORTS
+from ptcbox.sandbox._sized import CHECKED_CLASSES, CHECKED_SUBCLASSES, SizedConstructor
 from ptcbox.sandbox._specbase import Attrs, ModuleContext, public
 
 __all__ = [
@@ -188,8 +189,55 @@ def _view(
     return attrs, dict(excluded)
 
 
+_RAW_MEMORY_ARGS: Final = frozenset({"buffer", "buf", "offset", "strides"})
+
+
+def no_raw_memory(
+    kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The check of numpy's array classes: ``cls(shape, dtype)`` only, never over a buffer.
+
+    Raises:
+        PolicyViolation: A buffer, offset or strides argument (or a third positional one).
+    """
+    if len(args) > 2 or not _RAW_MEMORY_ARGS.isdisjoint(kwargs):
+        raise PolicyViolation(
+            f"{kind}(shape, dtype, buffer=...) is not available in the sandbox: an array "
+            "over a buffer views raw memory (a negative offset reads and writes outside "
+            "it, an object dtype turns addresses into objects); use np.frombuffer(data, "
+            "dtype=...), np.array(values) or np.zeros(shape, dtype)"
+        )
+    return args, kwargs
+
+
+class _ArrayClass(SizedConstructor):
+    """numpy's array class as the sandbox hands it out: its constructor checked by
+    :func:`no_raw_memory`, its refused attributes (``np.ndarray.tofile``) refused."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        data_attribute(self._real, name)
+        return super().__getattr__(name)
+
+
+def _array_class(real: type) -> Any:
+    found = CHECKED_CLASSES.get(real)
+    if found is None:
+        found = CHECKED_CLASSES[real] = _ArrayClass(
+            real, f"numpy.{real.__name__}", no_raw_memory, None
+        )
+    return found
+
+
 def _numpy(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
-    return _view(module, NUMPY_EXCLUDED)
+    attrs, excluded = _view(module, NUMPY_EXCLUDED)
+    ndarray = module.ndarray
+    CHECKED_SUBCLASSES.setdefault(ndarray, (no_raw_memory, _ArrayClass))  # recarray, chararray, ...
+    for name in ("ndarray", "recarray"):
+        if name in attrs:
+            attrs[name] = _array_class(getattr(module, name))
+    return attrs, excluded
 
 
 def _pandas(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:

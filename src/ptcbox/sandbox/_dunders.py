@@ -44,6 +44,7 @@ from ptcbox.sandbox._owner import (
     private_ok,
     private_ok_class,
 )
+from ptcbox.sandbox._sized import public_mro
 
 __all__ = ["GUARDED_DUNDER_READS", "dunder_value", "guarded_vars"]
 
@@ -161,7 +162,7 @@ def dunder_value(obj: Any, name: str, default: Any = _MISSING) -> Any:
         return _value_or_default(obj, name, default)
     if name == "__mro__":
         if isinstance(obj, type) and is_owned(obj) and private_ok_class(obj):
-            return obj.__mro__
+            return public_mro(obj.__mro__)  # a checked base (bytes) as its stand-in
         raise _refuse(name, obj, "only on the snippet's own classes with builtin bases")
     if name == "__annotations__":
         if is_owned(obj) and (isinstance(obj, type) or type(obj) is types.FunctionType):
