@@ -333,7 +333,8 @@ async def _latency(engine: Engine, case: Case, s: Settings, first: int) -> list[
 _FORK_PROBE = """
 import gc, os, sys, time
 from ptcbox.runtimes.subprocess.worker import _template
-_template._warm_up()
+from ptcbox.sandbox import SandboxPolicy
+_template._warm_up(SandboxPolicy())  # the template of the default policy
 gc.collect(); gc.freeze()
 seconds = float(sys.argv[1]); count = 0
 started = time.perf_counter()
@@ -353,8 +354,10 @@ def fork_rate(seconds: float) -> float:
     env = {**os.environ, "PYTHONPATH": src}
     out = subprocess.run(
         [sys.executable, "-c", _FORK_PROBE, str(seconds)],
-        capture_output=True, text=True, check=True, env=env, timeout=120,
+        capture_output=True, text=True, check=False, env=env, timeout=120,
     )  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"the fork-rate probe failed:\n{out.stderr}")
     return float(out.stdout.strip().splitlines()[-1])
 
 

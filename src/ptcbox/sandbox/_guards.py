@@ -9,6 +9,7 @@ computed at run time get the same checks as literal ones.
 
 from __future__ import annotations
 
+import abc
 import types
 from collections.abc import Callable
 from typing import Any, Final
@@ -140,6 +141,24 @@ def refuse_value(obj: Any, name: str, value: Any) -> None:
                 f"{describe(owner)}.{name}() would change a class shared with the host; "
                 "it is only allowed on the snippet's own classes"
             )
+        shared = _shared_abc(owner) if isinstance(owner, type) else None
+        if shared is not None:
+            # ABCMeta.__subclasscheck__ of an ABC consults its subclasses' registries:
+            # registering on a snippet subclass of Mapping makes isinstance(5, Mapping)
+            # true for the host too
+            raise PolicyViolation(
+                f"{describe(owner)}.{name}() would change isinstance() of "
+                f"{shared.__qualname__}, an abstract class shared with the host; "
+                "subclass it instead of registering"
+            )
+
+
+def _shared_abc(cls: type) -> type | None:
+    """An abstract base class in ``cls``'s MRO that the snippet does not own."""
+    for klass in cls.__mro__[1:]:
+        if isinstance(klass, abc.ABCMeta) and not is_owned(klass):
+            return klass
+    return None
 
 
 def check_readable(obj: Any, name: str) -> None:
