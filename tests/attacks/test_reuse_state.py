@@ -272,3 +272,27 @@ async def test_a_finalizer_of_one_execution_never_runs_in_the_next(
     second = await runtime.execute(FINALIZER_SECOND, TOOLS)
     assert second.ok and second.stdout == "B\n", second
     assert [call.name for call in second.tool_calls] == []
+
+
+# A finally that leaves a new suspended generator in a new cycle each time it runs:
+# collecting never ends, so the worker is retired rather than carry one into the next.
+REARMING_FIRST = FINALIZER_FIRST.replace(
+    '        print("A-finalizer", search("issued by A"))\n',
+    '        print("A-finalizer", search("issued by A"))\n'
+    "        h = g()\n        next(h)\n        k = [h]\n        k.append(k)\n",
+)
+
+
+async def test_a_finalizer_that_rearms_itself_retires_the_worker(
+    runtimes: dict[str, Any],
+) -> None:
+    runtime = runtimes[RESTRICTED]
+    assert (await runtime.execute("print(1)", TOOLS)).ok
+    pool = runtime._pool
+    (worker,) = pool._idle  # recycled after the clean execution
+    first = await runtime.execute(REARMING_FIRST, TOOLS)
+    assert first.ok and first.stdout.startswith("A-finalizer r:issued by A\n"), first
+    assert worker not in pool._idle and worker not in runtime._recycler._uses  # retired
+    second = await runtime.execute(FINALIZER_SECOND, TOOLS)
+    assert second.ok and second.stdout == "B\n", second
+    assert [call.name for call in second.tool_calls] == []

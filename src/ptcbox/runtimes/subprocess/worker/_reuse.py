@@ -20,9 +20,9 @@ in which the sandbox refused anything (an import, or a
 :class:`~ptcbox.errors.PolicyViolation` or :class:`~ptcbox.errors.LimitExceeded` was
 raised, even if the snippet caught it), which
 left the process's address space or resident memory over what it was at start plus
-:data:`RSS_SLACK_BYTES`, that left reference cycles for the garbage collector (collected,
-finalizers included, before its ``done`` is sent, so that no code of one execution runs
-in the next), or whose reset failed.
+:data:`RSS_SLACK_BYTES`, whose garbage kept coming back when collected (an execution's
+objects are freed, finalizers included, before its ``done`` is sent, so that no code of
+one execution runs in the next), or whose reset failed.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import decimal
 import gc
 import os
 import shutil
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -76,30 +75,14 @@ def _memory_bytes() -> tuple[int, int]:
         return 1 << 62, 1 << 62  # unknown: never reuse
 
 
-_SUSPENDABLE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
-_FRAME: dict[type, Any] = {
-    types.GeneratorType: types.GeneratorType.gi_frame.__get__,
-    types.CoroutineType: types.CoroutineType.cr_frame.__get__,
-    types.AsyncGeneratorType: types.AsyncGeneratorType.ag_frame.__get__,
-}
+_COLLECT_ROUNDS = 8
 
 
 def _collect() -> bool:
-    """Free the reference cycles left now; ``True`` if they held code that a collection
-    resumes (a suspended generator or coroutine: its ``finally`` runs when freed)."""
-    gc.set_debug(gc.DEBUG_SAVEALL)  # keep what is unreachable in gc.garbage, to look at
-    try:
-        gc.collect()
-        found = list(gc.garbage)
-        gc.garbage.clear()
-    finally:
-        gc.set_debug(0)
-    suspended = any(
-        type(obj) in _SUSPENDABLE and _FRAME[type(obj)](obj) is not None for obj in found
-    )
-    del found
-    gc.collect()  # now for real: finalizers run here, in this execution's time
-    return suspended
+    """Free the reference cycles left now: their finalizers (a suspended generator's
+    ``finally``) run here, in this execution's time. ``True`` if each collection still
+    found garbage (a finalizer that leaves new garbage behind each time it runs)."""
+    return all(gc.collect() for _ in range(_COLLECT_ROUNDS))
 
 
 class Reuse:
@@ -130,15 +113,15 @@ class Reuse:
         self.left -= 1
         # The execution's objects die now, before its ``done`` is sent: a finalizer (a
         # suspended generator's ``finally``) runs while the host still serves this
-        # execution, never during the next one; a worker whose garbage held such code is
-        # retired all the same.
+        # execution, never during the next one; a worker whose garbage keeps coming back
+        # is retired.
         state = args[-1]
         state.globals = None
         state.injected = {}
-        suspended_code = _collect()
+        endless_garbage = _collect()
         clean = (
             self.left > 0
-            and not suspended_code
+            and not endless_garbage
             and done.get("error") is None
             and not done.get("truncated")
             and _refusals[0] + REFUSED_IMPORTS[0] == refusals
