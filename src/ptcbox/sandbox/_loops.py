@@ -55,10 +55,20 @@ def _handler(stream: Any) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]
     return handler
 
 
+class _SnippetLoop(asyncio.SelectorEventLoop):
+    """A snippet's loop. One that a stopped execution abandoned (its ``Runner`` never got
+    to close it) is closed quietly when the host collects it: its ``__del__`` printed
+    an "Exception ignored" traceback on the host's stderr."""
+
+    def __del__(self, _warn: Any = None) -> None:
+        with contextlib.suppress(BaseException):
+            super().__del__()
+
+
 def run(main: Coroutine[Any, Any, T], *, debug: bool | None = None) -> T:
     """asyncio.run -- sandboxed: errors nobody retrieved go to the snippet's stderr,
     not to the host's ``asyncio`` logger."""
     stream = _local.stderr if _local.stderr is not None else sys.stderr
-    with asyncio.Runner(debug=debug) as runner:
+    with asyncio.Runner(debug=debug, loop_factory=_SnippetLoop) as runner:
         runner.get_loop().set_exception_handler(_handler(stream))
         return runner.run(main)

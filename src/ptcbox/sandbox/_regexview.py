@@ -68,6 +68,25 @@ def _budget() -> float | None:
     return max(deadline() - time.perf_counter(), 0.001)
 
 
+_GRACE_S = 0.5
+_WAIT_LIMIT_S = 5.0
+
+
+def _wait_out_deadline() -> None:
+    """After a match ran out of time: wait until the deadline has passed (plus a grace),
+    so that the runtime's own stop, a timeout result, comes before this ``TimeoutError``
+    (``regex``'s clock can fire a hair before the runtime's deadline)."""
+    deadline = _local.deadline
+    if deadline is None:
+        return
+    give_up = time.perf_counter() + _WAIT_LIMIT_S
+    while (now := time.perf_counter()) < give_up:
+        left = deadline() - now + _GRACE_S
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.05))
+
+
 def _plain(value: Any) -> Any:
     """An exact ``str``/``bytes`` copy of a pattern or subject (subclasses included)."""
     if isinstance(value, str):
@@ -210,7 +229,11 @@ class Pattern:
         subject = _plain(string)
         if type(subject) is str or type(subject) is bytes:
             kwargs["concurrent"] = True
-        return getattr(self._rx, method)(subject, *args, timeout=_budget(), **kwargs)
+        try:
+            return getattr(self._rx, method)(subject, *args, timeout=_budget(), **kwargs)
+        except TimeoutError:
+            _wait_out_deadline()
+            raise
 
     def _wrap(self, m: Any) -> Match | None:
         return None if m is None else Match(m, self)
@@ -251,7 +274,11 @@ class Pattern:
             return getattr(self._re, method)(repl, string, count)
         subject = _plain(string)
         extra = {"concurrent": True} if type(subject) in (str, bytes) else {}
-        return getattr(self._rx, method)(repl, subject, count, timeout=_budget(), **extra)
+        try:
+            return getattr(self._rx, method)(repl, subject, count, timeout=_budget(), **extra)
+        except TimeoutError:
+            _wait_out_deadline()
+            raise
 
     def sub(self, repl: Any, string: Any, count: int = 0) -> Any:
         return self._sub("sub", repl, string, count)
