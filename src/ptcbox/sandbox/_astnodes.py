@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["const_number", "copy_locations", "global_call", "load_name"]
+__all__ = ["const_number", "copy_locations", "global_call", "load_name", "visit_children"]
 
 
 def load_name(id_: str) -> ast.Name:
@@ -55,3 +56,32 @@ def const_number(node: ast.expr) -> int | float | complex | None:
         if isinstance(value, int | float | complex) and not isinstance(value, bool):
             return value
     return None
+
+
+def visit_children(visit: Callable[[ast.AST], Any], node: ast.AST) -> ast.AST:
+    """``ast.NodeTransformer.generic_visit`` with ``visit``: visit every child and splice
+    the results (``None`` drops a child, a list replaces it), reading ``node._fields``
+    directly instead of through generators. Returns ``node``."""
+    for field in node._fields:
+        old = getattr(node, field, None)
+        if type(old) is list:
+            new_values: list[Any] = []
+            for item in old:
+                if not isinstance(item, ast.AST):  # a name, or None (a ``**`` key)
+                    new_values.append(item)
+                    continue
+                value = visit(item)
+                if value is None:
+                    continue
+                if isinstance(value, ast.AST):
+                    new_values.append(value)
+                else:
+                    new_values.extend(value)  # a visitor returned several statements
+            old[:] = new_values
+        elif isinstance(old, ast.AST):
+            new = visit(old)
+            if new is None:
+                delattr(node, field)
+            else:
+                setattr(node, field, new)
+    return node

@@ -30,7 +30,7 @@ import ast
 from typing import Any
 
 from ptcbox.sandbox._alive import alive_check, alive_read
-from ptcbox.sandbox._astnodes import copy_locations
+from ptcbox.sandbox._astnodes import copy_locations, visit_children
 
 __all__ = ["add_resume_checks"]
 
@@ -80,29 +80,7 @@ class _ResumeChecks(ast.NodeTransformer):
         return method(self, node)
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        for field in node._fields:
-            old = getattr(node, field, None)
-            if type(old) is list:
-                new_values: list[Any] = []
-                for item in old:
-                    if not isinstance(item, ast.AST):  # a name, or None (a ``**`` key)
-                        new_values.append(item)
-                        continue
-                    new_item = self.visit(item)
-                    if new_item is None:
-                        continue
-                    if isinstance(new_item, ast.AST):
-                        new_values.append(new_item)
-                    else:
-                        new_values.extend(new_item)
-                old[:] = new_values
-            elif isinstance(old, ast.AST):
-                new = self.visit(old)
-                if new is None:
-                    delattr(node, field)
-                else:
-                    setattr(node, field, new)
-        return node
+        return visit_children(self.visit, node)
 
     # -- steps of generator expressions and awaiting comprehensions --------------------
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import alive_check, alive_read
-from ptcbox.sandbox._astnodes import copy_locations, global_call
+from ptcbox.sandbox._astnodes import copy_locations, global_call, visit_children
 from ptcbox.sandbox._classbody import ClassBodyVisitors
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
 from ptcbox.sandbox._names import (
@@ -110,29 +110,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
     def node_contents_visit(self, node: Any) -> Any:
         """``ast.NodeTransformer.generic_visit`` (visit every child, splice the results),
         reading ``node._fields`` directly instead of through generators."""
-        for field in node._fields:
-            old = getattr(node, field, None)
-            if type(old) is list:
-                new_values: list[Any] = []
-                for item in old:
-                    if not isinstance(item, ast.AST):  # a name, or None (a ``**`` key)
-                        new_values.append(item)
-                        continue
-                    value = self.visit(item)
-                    if value is None:
-                        continue
-                    if isinstance(value, ast.AST):
-                        new_values.append(value)
-                    else:
-                        new_values.extend(value)  # a visitor returned several statements
-                old[:] = new_values
-            elif isinstance(old, ast.AST):
-                new = self.visit(old)
-                if new is None:
-                    delattr(node, field)
-                else:
-                    setattr(node, field, new)
-        return node
+        return visit_children(self.visit, node)
 
     # -- names ------------------------------------------------------------------------
 
