@@ -19,3 +19,17 @@ def _close_shared_default_runtimes() -> Iterator[None]:
     """
     yield
     _execute._LOOP.shutdown()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep every test of the session's one Ray cluster on one pytest-xdist worker.
+
+    With ``-n 2 --dist loadgroup`` (the README's test command) each xdist worker is its
+    own session; grouping the Ray tests means one cluster is started, not one per worker.
+    """
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        uses_ray = "ray_cluster" in getattr(item, "fixturenames", ())
+        if uses_ray or params.get("runtime_name") == "ray" or "/ray/" in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group("ray"))

@@ -149,7 +149,7 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_second() -> None:
     demo, tests = (c.strip() for c in commands)
     assert "\n" not in demo and "\n" not in tests
     assert demo.endswith(".venv/bin/ptcbox demo")
-    assert tests.endswith(".venv/bin/python -m pytest")
+    assert ".venv/bin/python -m pytest" in tests
     ci_lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert tests in ci_lines, "README's test command must be byte-identical to .ci/run's"
 

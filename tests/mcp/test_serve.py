@@ -82,10 +82,14 @@ async def test_stdio_client_that_leaves_mid_run_stops_the_code(tmp_path: Path) -
     server = ptcbox_serve("--tools", TOOLS, "--runtime", "subprocess", env=env)
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     async with Client(server) as client:
-        with anyio.move_on_after(3):
-            await client.call_tool("run_code", {"code": SPIN})
+        async with anyio.create_task_group() as calls:  # leave once the code is running
+            calls.start_soon(lambda: client.call_tool("run_code", {"code": SPIN}))
+            deadline = time.monotonic() + 60
+            while not (ticks.exists() and ticks.read_text().count("\n") > 3):
+                assert time.monotonic() < deadline, "the snippet never ran"
+                await anyio.sleep(0.05)
+            calls.cancel_scope.cancel()
         spawned = {p.pid for p in psutil.Process().children(recursive=True)} - before
-        assert ticks.exists() and ticks.read_text().count("\n") > 3
     assert not wait_gone(spawned, limit=20), "ptcbox mcp serve left processes behind"
     count = ticks.read_text().count("\n")
     await anyio.sleep(0.5)
@@ -103,9 +107,13 @@ async def test_http_cancelled_call_stops_the_code_and_server_keeps_serving(
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        async with Client(url) as client:
-            with anyio.move_on_after(3):
-                await client.call_tool("run_code", {"code": SPIN})
+        async with Client(url) as client, anyio.create_task_group() as calls:
+            calls.start_soon(lambda: client.call_tool("run_code", {"code": SPIN}))
+            deadline = time.monotonic() + 60
+            while not (ticks.exists() and ticks.read_text().count("\n") > 3):
+                assert time.monotonic() < deadline, "the snippet never ran"
+                await anyio.sleep(0.05)
+            calls.cancel_scope.cancel()  # the client cancels the call mid-run
         deadline = time.monotonic() + 15
         while True:  # the cancelled execution stops ticking
             count = ticks.read_text().count("\n")
