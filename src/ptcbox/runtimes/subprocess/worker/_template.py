@@ -46,10 +46,12 @@ from typing import Any
 import orjson
 
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
+from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
-from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
+from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
+from ptcbox.runtimes.subprocess.worker._setup import prepare_walls
 from ptcbox.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     SandboxPolicy,
@@ -94,8 +96,12 @@ class _Template:
         os.close(self.wake_w)
 
     def spawn(self) -> None:
+        if timing.ON:
+            timing.mark("spawn")
         workdir = tempfile.mkdtemp(prefix="w-", dir=self.base)
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if timing.ON:
+            timing.mark("fork")
         try:
             pid = os.fork()
         except OSError as exc:
@@ -106,17 +112,26 @@ class _Template:
             return
         if pid == 0:  # the worker
             try:
+                if timing.ON:
+                    timing.take()
+                    timing.mark("child")
                 host_end.close()
                 worker_main(worker_end, workdir, self.config, self.pid, self.close_inherited)
             finally:
                 os._exit(70)
+        if timing.ON:
+            timing.mark("forked")
         worker_end.close()
         self.children[pid] = (workdir, _oom_kills())
         fds = [host_end.fileno()]
         with contextlib.suppress(OSError, AttributeError):  # no pidfd: the host uses the pid
             fds.append(os.pidfd_open(pid))
+        message: dict[str, Any] = {"t": "worker", "pid": pid}
+        if timing.ON:
+            timing.mark("handout")
+            message["tm"] = timing.take()
         try:
-            self.send({"t": "worker", "pid": pid}, fds)
+            self.send(message, fds)
         finally:
             host_end.close()
             for fd in fds[1:]:
@@ -130,6 +145,8 @@ class _Template:
                 return
             if pid == 0:
                 return
+            if timing.ON:
+                timing.mark("reaped")
             workdir, oom_before = self.children.pop(pid, ("", -1))
             if workdir:
                 shutil.rmtree(workdir, ignore_errors=True)
@@ -145,6 +162,9 @@ class _Template:
                 "maxrss": usage.ru_maxrss * 1024,
                 "oom": oom,
             }
+            if timing.ON:
+                timing.mark("cleaned")
+                message["tm"] = timing.take()
             with contextlib.suppress(OSError):
                 self.send(message)
 
