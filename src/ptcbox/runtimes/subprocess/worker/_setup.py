@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import functools
 import os
 import signal
 import socket
@@ -26,11 +27,11 @@ import sysconfig
 from collections.abc import Callable
 
 from ptcbox.runtimes.subprocess.worker import _timing as timing
-from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
+from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook, prepare_denied
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
-from ptcbox.runtimes.subprocess.worker._privileges import drop_root
+from ptcbox.runtimes.subprocess.worker._privileges import drop_root, kept_capabilities
 from ptcbox.runtimes.subprocess.worker._rlimits import (
     address_space_bytes,
     apply_run_limits,
@@ -42,6 +43,7 @@ from ptcbox.runtimes.subprocess.worker._rlimits import (
 )
 from ptcbox.runtimes.subprocess.worker._seccomp import (
     forbid_process_creation,
+    prepare_filters,
     process_filter_supported,
 )
 from ptcbox.sandbox import SandboxPolicy
@@ -55,6 +57,7 @@ EXIT_SETUP_FAILED = 71
 _walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
 
 
+@functools.cache
 def code_dirs() -> tuple[str, ...]:
     """Where the worker's code comes from: the standard library, packages, ptcbox."""
     paths = sysconfig.get_paths()
@@ -65,12 +68,22 @@ def code_dirs() -> tuple[str, ...]:
 def prepare_walls() -> tuple[int, tuple[str, ...]]:
     """Probe Landlock and list the readable paths once (in the template, before forking).
 
+    Also computes, once, what every worker would compute alike: where its code lives and
+    the capabilities it keeps when it gives up root (cached), the loaded modules its
+    audit hook unloads, and its seccomp filters
+    (built once per set of options; each worker patches in its own pid). A worker then
+    only makes the system calls that wall it in.
+
     Returns:
         The kernel's Landlock ABI version (0: unavailable) and the paths workers may read.
     """
     global _walls
     if _walls is None:
         _walls = (landlock_abi(), read_paths())
+        kept_capabilities(code_dirs())
+        prepare_denied()
+        if process_filter_supported():
+            prepare_filters()
     return _walls
 
 
