@@ -5,18 +5,20 @@ and runs :func:`worker_main`, which never returns. It sets itself up and walls i
 (:mod:`ptcbox.runtimes.subprocess.worker._setup`: session, descriptors, directory,
 environment, namespaces, rlimits, Landlock, seccomp, the audit hook), then rehearses
 one whole execution against a loopback socket pair (:func:`rehearse`), which takes
-the copy-on-write page faults of that path before the worker is handed out. Then it
-waits for a ``run`` message (its globals already built while it waited), applies the
-policy's memory and CPU limits, compiles the snippet with the sandbox
-(``os_enforced_limits=True``: the OS enforces what the arithmetic guards would) unless
-the host sent it compiled (see :mod:`ptcbox.runtimes.subprocess._compile`), runs it, and
-sends ``done``. A single-use worker exits after one run; a session worker keeps its
-globals and waits for the next.
+the copy-on-write page faults of that path before the worker is handed out, unless a
+``run`` already waits (the host took the worker before it was ready, under sustained
+load: the run then takes only the faults it needs). Then it waits for a ``run``
+message (its globals already built while it waited), applies the policy's memory and
+CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the
+OS enforces what the arithmetic guards would) unless the host sent it compiled (see
+:mod:`ptcbox.runtimes.subprocess._compile`), runs it, and sends ``done``. A single-use
+worker exits after one run; a session worker keeps its globals and waits for the next.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import socket
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -73,7 +75,11 @@ def worker_main(
         channel, gate, policy, rehearsal = setup_worker(
             sock, workdir, config, template_pid, close_inherited
         )
-        rehearse(rehearsal, gate, policy)
+        if select.select([sock], [], [], 0)[0]:  # a run waits: the rehearsal would delay it
+            for end in rehearsal:
+                end.close()
+        else:
+            rehearse(rehearsal, gate, policy)
         if timing.ON:
             timing.mark("rehearsal")
         status = 0
