@@ -50,6 +50,7 @@ from ptcbox.runtimes.subprocess._calltrace import PendingCall
 from ptcbox.runtimes.subprocess._checks import check_done, done_bytes_limit
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
+from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["HostExecution", "Outcome"]
@@ -149,6 +150,8 @@ class HostExecution(CallHandler):
         ``CancelledError`` propagates.
         """
         sock = self.worker.sock  # blocking: threads block; the loop passes MSG_DONTWAIT
+        if timing.ON:
+            timing.note(self.worker.pid, "handout")
         if not (thread_reads and self._serve_from_thread(None, [], None)):
             self._loop.add_reader(self._fd, self._on_readable)
             self._reading = True
@@ -162,8 +165,12 @@ class HostExecution(CallHandler):
             sent = len(run_frame)  # the worker is gone: the reader sees the end of file
         if sent < len(run_frame):
             self._send_later(run_frame[sent:])
+        if timing.ON:
+            timing.note(self.worker.pid, "sent")
         try:
             outcome = await self._finished
+            if timing.ON:
+                timing.note(self.worker.pid, "outcome")
             if outcome[0] == "eof":
                 await self.worker.wait_exit(_EXIT_REPORT_S)
             elif outcome[0] != "done":
@@ -343,6 +350,10 @@ class HostExecution(CallHandler):
             return None if self._stopped else self._on_call(message, on_loop)
         if what == "done":
             check_done(message, self.nonce, self.policy.max_output_bytes)
+            if timing.ON:
+                for step, ns in timing.clean(message.pop("tm", None), "w."):
+                    timing.note(self.worker.pid, step, ns)
+                timing.note(self.worker.pid, "done_recv")
             return message
         if what == "cancel":
             if on_loop:

@@ -5,10 +5,9 @@ launched by :mod:`ptcbox.runtimes.subprocess._launch`), keeps ``min_idle`` forke
 waiting, hands one out per execution (after checking that it is alive and not stopped;
 else forking one on demand, restarting the template if it died), bounds concurrent
 executions with ``max_workers`` (:mod:`ptcbox.runtimes.subprocess._slots`) and learns
-every worker's exit status from the template.
-Everything is killed by :meth:`WorkerPool.aclose`, by an ``atexit`` handler, and, if the
-host dies, by the template itself (it sees its control socket close) and the kernel
-(``PR_SET_PDEATHSIG`` of the workers).
+every worker's exit status from the template. Everything is killed by :meth:`WorkerPool.aclose`,
+an ``atexit`` handler, and, if the host dies, by the template itself (it sees its control
+socket close) and the kernel (``PR_SET_PDEATHSIG`` of the workers).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._launch import launch_template, start_errors
 from ptcbox.runtimes.subprocess._rotation import TemplateRotation, note_exit
 from ptcbox.runtimes.subprocess._slots import ExecutionSlots
+from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._basedir import BASE_PREFIX, parent_dir, sweep_dead_bases
 
 __all__ = ["WorkerPool", "WorkerStartError"]
@@ -70,7 +70,7 @@ class WorkerPool:
         rotate_after: int | None = None,
     ) -> None:
         self._config_json = config_json
-        self._env = env
+        self._env = {**env, timing.ENV_VAR: "1"} if timing.ON else env  # a benchmark's marks
         self.min_idle = min_idle
         self._need_netns = need_network_namespace
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -189,6 +189,8 @@ class WorkerPool:
                 return
             message = orjson.loads(data)
             kind = message.get("t")
+            if timing.ON:
+                timing.note_report(message)
             if kind == "worker" and len(fds) in (1, 2):
                 pidfd = fds[1] if len(fds) == 2 else None
                 sock = socket.socket(fileno=fds[0])
@@ -354,6 +356,8 @@ class WorkerPool:
 
     def _release_now(self, worker: WorkerHandle) -> None:
         self._releasing.discard(worker)
+        if timing.ON:
+            timing.note(worker.pid, "kill")
         worker.kill()
         worker.close()
         if not self.closed:

@@ -150,7 +150,7 @@ def test_dropping_root_alone(tmp_path: Path) -> None:
     verdicts = _run(
         f"""
         from ptcbox.runtimes.subprocess.worker._privileges import drop_root
-        from ptcbox.runtimes.subprocess.worker._main import _code_dirs
+        from ptcbox.runtimes.subprocess.worker._setup import code_dirs as _code_dirs
         def append():
             with open({str(owned)!r}, "a") as f:
                 f.write("x")

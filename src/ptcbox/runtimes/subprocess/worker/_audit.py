@@ -38,7 +38,7 @@ from typing import Any
 
 from ptcbox.errors import PolicyViolation
 
-__all__ = ["DENIED_MODULES", "AuditGate", "install_audit_hook"]
+__all__ = ["DENIED_MODULES", "AuditGate", "install_audit_hook", "prepare_denied"]
 
 DENIED_MODULES = frozenset(
     {
@@ -205,6 +205,20 @@ def _refuse(what: str, event: str) -> None:
     raise PolicyViolation(f"{what} is not allowed in the sandbox (audit event {event!r})")
 
 
+_prepared: tuple[int, tuple[str, ...]] | None = None
+
+
+def prepare_denied() -> None:
+    """List the loaded modules :func:`install_audit_hook` removes (the template, before
+    it forks). Workers inherit ``sys.modules``; walking all of it in each worker touches
+    every module name's page (copy-on-write faults), so a worker whose ``sys.modules``
+    has the size the template saw removes the listed names only (set-up only adds
+    modules: the same size is the same set)."""
+    global _prepared
+    names = tuple(name for name in sys.modules if name.partition(".")[0] in DENIED_MODULES)
+    _prepared = (len(sys.modules), names)
+
+
 def install_audit_hook(workdir: str) -> AuditGate:
     """Install the worker's audit hook for good.
 
@@ -217,9 +231,15 @@ def install_audit_hook(workdir: str) -> AuditGate:
     Returns:
         The :class:`AuditGate` the worker uses to adjust its own limits.
     """
-    for name in list(sys.modules):
-        if name.partition(".")[0] in DENIED_MODULES:
-            del sys.modules[name]
+    prepared = _prepared
+    listed = prepared is not None and prepared[0] == len(sys.modules)
+    if listed and prepared is not None:  # nothing was imported since the template listed them
+        for name in prepared[1]:
+            sys.modules.pop(name, None)
+    if not listed or any(name in sys.modules for name in DENIED_MODULES):
+        for name in list(sys.modules):
+            if name.partition(".")[0] in DENIED_MODULES:
+                del sys.modules[name]
     gate = AuditGate(workdir)
     sys.addaudithook(gate.hook)
     return gate

@@ -1,34 +1,25 @@
 """The SubprocessRuntime worker: set up a freshly forked process, then run snippets.
 
 A worker is forked by the template process (:mod:`ptcbox.runtimes.subprocess.worker._template`)
-and runs :func:`worker_main`, which never returns. Set-up, in order: its own session and
-process group (``setsid``), ``PR_SET_PDEATHSIG`` (it dies with the template, which dies
-with the host), ``/dev/null`` on fds 0-2 and every other inherited descriptor closed, a
-private working directory, an environment built from an allowlist, an optional empty
-network namespace, the output flusher, rlimits (no core dumps, open files, file size,
-processes), a Landlock ruleset (:mod:`ptcbox.runtimes.subprocess.worker._landlock`: writes only in
-its directory, reads only what Python needs, no access to other processes), a seccomp
-filter against process creation, ``execve``, ``ptrace`` and other kernel interfaces
-(which binds even for root, unlike ``RLIMIT_NPROC``; without Landlock it also refuses
-``dir_fd``-relative paths), the audit hook, and last a rehearsal: one whole execution
-against a loopback socket pair (:func:`rehearse`), which takes the copy-on-write page
-faults of that path before the worker is handed out. Then it waits for a ``run``
+and runs :func:`worker_main`, which never returns. It sets itself up and walls itself in
+(:mod:`ptcbox.runtimes.subprocess.worker._setup`: session, descriptors, directory,
+environment, namespaces, rlimits, Landlock, seccomp, the audit hook), then rehearses
+one whole execution against a loopback socket pair (:func:`rehearse`), which takes
+the copy-on-write page faults of that path before the worker is handed out, unless a
+``run`` already waits (the host took the worker before it was ready, under sustained
+load: the run then takes only the faults it needs). Then it waits for a ``run``
 message (its globals already built while it waited), applies the policy's memory and
-CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the OS
-enforces what the arithmetic guards would) unless the host sent it compiled (see
-:mod:`ptcbox.runtimes.subprocess._compile`), runs it, and sends ``done``. A single-use worker
-exits after one run; a session worker keeps its globals and waits for the next.
+CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the
+OS enforces what the arithmetic guards would) unless the host sent it compiled (see
+:mod:`ptcbox.runtimes.subprocess._compile`), runs it, and sends ``done``. A single-use
+worker exits after one run; a session worker keeps its globals and waits for the next.
 """
 
 from __future__ import annotations
 
-import contextlib
-import decimal
 import os
-import signal
+import select
 import socket
-import sys
-import sysconfig
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -44,65 +35,23 @@ from ptcbox.runtimes._shared._exit import exit_note, exit_status
 from ptcbox.runtimes._shared._name_hint import add_name_hint
 from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes._wire import encode_message
-from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
+from ptcbox.runtimes.subprocess.worker import _timing as timing
+from ptcbox.runtimes.subprocess.worker._audit import AuditGate
 from ptcbox.runtimes.subprocess.worker._config import (
     WorkerConfig,
     decode_compiled,
     encode_compiled,
-    policy_from_wire,
 )
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
-from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
-from ptcbox.runtimes.subprocess.worker._privileges import drop_root
 from ptcbox.runtimes.subprocess.worker._reuse import Reuse
-from ptcbox.runtimes.subprocess.worker._rlimits import (
-    address_space_bytes,
-    apply_run_limits,
-    apply_worker_limits,
-    set_no_new_privs,
-    set_parent_death_signal,
-    unshare_ipc_uts,
-    unshare_network,
-)
-from ptcbox.runtimes.subprocess.worker._seccomp import (
-    forbid_process_creation,
-    process_filter_supported,
-)
+from ptcbox.runtimes.subprocess.worker._rlimits import apply_run_limits
+from ptcbox.runtimes.subprocess.worker._setup import EXIT_SETUP_FAILED, setup_worker
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
-from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._globals import add_globals
-from ptcbox.sandbox._guards import allow_instance_writes
 
-__all__ = [
-    "EXIT_SETUP_FAILED",
-    "prepare_walls",
-    "warm_up",
-    "worker_main",
-]
+__all__ = ["EXIT_SETUP_FAILED", "warm_up", "worker_main"]
 
-EXIT_SETUP_FAILED = 71
-"""Exit status of a worker whose set-up failed (reported as a crash)."""
 _EXIT_PROTOCOL = 72
-_walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
-
-
-def _code_dirs() -> tuple[str, ...]:
-    """Where the worker's code comes from: the standard library, packages, ptcbox."""
-    paths = sysconfig.get_paths()
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    return (paths["stdlib"], paths["purelib"], paths["platlib"], here)
-
-
-def prepare_walls() -> tuple[int, tuple[str, ...]]:
-    """Probe Landlock and list the readable paths once (in the template, before forking).
-
-    Returns:
-        The kernel's Landlock ABI version (0: unavailable) and the paths workers may read.
-    """
-    global _walls
-    if _walls is None:
-        _walls = (landlock_abi(), read_paths())
-    return _walls
 
 
 def worker_main(
@@ -123,85 +72,21 @@ def worker_main(
     """
     status = EXIT_SETUP_FAILED
     try:
-        channel, gate, policy = _setup(sock, workdir, config, template_pid, close_inherited)
+        channel, gate, policy, rehearsal = setup_worker(
+            sock, workdir, config, template_pid, close_inherited
+        )
+        if select.select([sock], [], [], 0)[0]:  # a run waits: the rehearsal would delay it
+            for end in rehearsal:
+                end.close()
+        else:
+            rehearse(rehearsal, gate, policy)
+        if timing.ON:
+            timing.mark("rehearsal")
         status = 0
         reuse = Reuse(workdir, config.max_executions) if config.max_executions > 1 else None
         status = _serve(channel, gate, policy, reuse)
     finally:
         os._exit(status)
-
-
-def _setup(
-    sock: socket.socket,
-    workdir: str,
-    config: WorkerConfig,
-    template_pid: int,
-    close_inherited: Callable[[], None],
-) -> tuple[WorkerChannel, AuditGate, SandboxPolicy]:
-    policy = policy_from_wire(config.policy)
-    os.setsid()
-    set_parent_death_signal(signal.SIGKILL)
-    if os.getppid() != template_pid:
-        os._exit(EXIT_SETUP_FAILED)
-    signal.set_wakeup_fd(-1)
-    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    close_inherited()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for target in (0, 1, 2):
-        os.dup2(devnull, target)
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
-    os.chdir(workdir)
-    if dict(os.environ) != config.env:  # the template already runs with exactly this env
-        os.environ.clear()
-        os.environ.update(config.env)
-    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-    if not config.network and not off("namespaces"):
-        try:
-            unshare_network()
-        except OSError:
-            if not config.network_optional:
-                raise
-    if not off("namespaces"):  # test-only ablation switches: see sandbox/_ablation.py
-        with contextlib.suppress(OSError):  # where the kernel allows (see README: security)
-            unshare_ipc_uts()
-    if drop_root(workdir, _code_dirs()) and os.getppid() != template_pid:
-        os._exit(EXIT_SETUP_FAILED)  # the template died while the death signal was unset
-    sock.setblocking(True)
-    channel = WorkerChannel(sock)
-    sys.stdout = channel.stdout
-    sys.stderr = channel.stderr
-    channel.start_flusher()
-    if not off("rlimits"):
-        apply_worker_limits(
-            max_open_files=config.max_open_files,
-            max_file_bytes=config.max_file_bytes,
-            max_processes=0,
-        )
-    set_no_new_privs()
-    rehearsal = socket.socketpair()  # made before the walls, used behind them
-    abi, readable = prepare_walls()
-    landlocked = False
-    if abi and not off("landlock"):
-        with contextlib.suppress(OSError):  # refused: seccomp confines dir_fd instead
-            restrict_worker(workdir, readable, abi)
-            landlocked = True
-    if process_filter_supported() and not off("seccomp"):
-        with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
-            forbid_process_creation(confine_dirfd=not landlocked, network=config.network)
-    if not off("rlimits"):
-        apply_run_limits(
-            max_memory_bytes=policy.max_memory_bytes,
-            max_cpu_seconds=None,
-            baseline_bytes=address_space_bytes(),
-        )
-    gate = AuditGate(workdir) if off("audit") else install_audit_hook(workdir)
-    allow_instance_writes(decimal.Context)  # getcontext().prec = 50: the process is the run's
-    rehearse(rehearsal, gate, policy)
-    return channel, gate, policy
 
 
 class _NullSink:
@@ -306,9 +191,13 @@ def _serve(
     state = _State(policy)
     # made now, off the critical path (the worker waits for its snippet anyway)
     state.prebuilt = _build(policy, channel)
+    if timing.ON:
+        timing.mark("globals")
     while True:
         try:
             message = channel.receive()
+            if timing.ON:
+                timing.mark("run_recv")
             nonce = None
             if message["t"] == "id":  # a session's execute: its done answers with it
                 nonce = message.get("n")
@@ -328,6 +217,9 @@ def _serve(
             state.prebuilt = _build(policy, channel)
         if isinstance(nonce, str):
             done["n"] = nonce
+        if timing.ON:
+            timing.mark("done_send")
+            done["tm"] = timing.take()
         try:
             channel.send(done, orjson_safe=_orjson_safe(done))
         except (WireProtocolError, MemoryError) as exc:
@@ -404,6 +296,8 @@ def _run(
         compiled = decode_compiled(message.get("compiled")) or compile_snippet(
             code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
         )
+        if timing.ON:
+            timing.mark("exec_start")
         try:
             if compiled.is_async:
                 run_coroutine(channel, eval(compiled.code, namespace))
@@ -414,6 +308,8 @@ def _run(
                 raw._ptc_misuse("using it as the value")
         finally:
             channel.settle(channel.stderr)  # calls started without await, see _awaitable
+            if timing.ON:
+                timing.mark("exec_end")
         if raw is not None:
             value, note = capped_value(raw, policy.max_output_bytes)
             del raw

@@ -16,6 +16,7 @@ namespace made by the worker itself.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import stat
@@ -26,7 +27,7 @@ from ptcbox.runtimes.subprocess.worker._rlimits import (
     set_parent_death_signal,
 )
 
-__all__ = ["UNPRIVILEGED_ID", "drop_root", "readable_by_others"]
+__all__ = ["UNPRIVILEGED_ID", "drop_root", "kept_capabilities", "readable_by_others"]
 
 UNPRIVILEGED_ID = 65534
 """The user and group id a worker started as root runs as (``nobody``/``nogroup``)."""
@@ -69,6 +70,15 @@ def readable_by_others(path: str) -> bool:
         return False
 
 
+@functools.cache
+def kept_capabilities(needed: tuple[str, ...]) -> int:
+    """The capability mask a worker that gives up root keeps for ``needed`` (see the module
+    docstring), from the paths' mode bits. Cached: the template computes it once before
+    it forks (as it lists Landlock's readable paths), so workers do not stat the paths."""
+    return 0 if all(map(readable_by_others, needed)) else 1 << _CAP_DAC_READ_SEARCH
+
+
+@functools.cache
 def _last_capability() -> int:
     try:
         with open("/proc/sys/kernel/cap_last_cap", "rb") as last:
@@ -94,7 +104,7 @@ def drop_root(workdir: str, needed: tuple[str, ...]) -> bool:
     if os.geteuid() != 0 or os.getuid() != 0:
         return False
     libc = load_libc()
-    keep = 0 if all(map(readable_by_others, needed)) else 1 << _CAP_DAC_READ_SEARCH
+    keep = kept_capabilities(needed)
     os.chown(workdir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
     check_call(libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "ambient")
     for cap in range(_last_capability() + 1):

@@ -14,6 +14,7 @@ classic seccomp pattern of the Linux kernel's
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import struct
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from ptcbox.runtimes.subprocess.worker._rlimits import check_call, load_libc, set_no_new_privs
 
-__all__ = ["forbid_process_creation", "process_filter_supported"]
+__all__ = ["forbid_process_creation", "prepare_filters", "process_filter_supported"]
 
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
@@ -127,6 +128,35 @@ _SYSCALLS = {
 def _process_filter(
     machine: str, pid: int, confine_dirfd: bool, network: bool = False
 ) -> tuple[bytes, int]:
+    """The filter program of process ``pid``: the cached one for these options, with
+    ``pid`` written into the two instructions that name it."""
+    code, length, at = _filter_for(machine, confine_dirfd, network)
+    patched = bytearray(code)
+    for index, value in zip(at, (pid, -pid & 0xFFFFFFFF), strict=True):
+        struct.pack_into("=I", patched, 8 * index + 4, value)
+    return bytes(patched), length
+
+
+def prepare_filters() -> None:
+    """Build every filter variant of this machine once (the template, before it forks)."""
+    for confine_dirfd in (False, True):
+        for network in (False, True):
+            _filter_for(platform.machine(), confine_dirfd, network)
+
+
+@functools.cache
+def _filter_for(
+    machine: str, confine_dirfd: bool, network: bool
+) -> tuple[bytes, int, tuple[int, int]]:
+    """The program for pid 0, its length, and where ``pid`` and ``-pid`` go."""
+    return _build_filter(machine, 0, confine_dirfd, network)
+
+
+def _build_filter(
+    machine: str, pid: int, confine_dirfd: bool, network: bool
+) -> tuple[bytes, int, tuple[int, int]]:
+    """The program of process ``pid``, its length, and the indices of the two
+    instructions that hold ``pid`` and ``-pid``."""
     table = _SYSCALLS[machine]
     # (opcode, k, jump-if-true label, jump-if-false label); None = next instruction
     program: list[tuple[int, int, str | None, str | None]] = [
@@ -158,6 +188,7 @@ def _process_filter(
     program.append((_JSET_K, _CLONE_THREAD, "allow", "deny"))
     labels["signal"] = len(program)  # kill(pid, ...) and friends: only this process
     program.append((_LD_ABS_W, 16, None, None))
+    at = (len(program), len(program) + 2)  # pid and -pid: patched per process
     for target in (pid, 0, -pid & 0xFFFFFFFF):
         program.append((_JEQ_K, target, "allow", None))
     program.append((_RET_K, _RET_EPERM, None, None))
@@ -201,7 +232,7 @@ def _process_filter(
         struct.pack("=HBBI", op, offset(true, index), offset(false, index), k)
         for index, (op, k, true, false) in enumerate(program)
     )
-    return code, len(program)
+    return code, len(program), at
 
 
 def process_filter_supported() -> bool:

@@ -40,16 +40,17 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 from typing import Any
 
 import orjson
 
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
+from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
-from ptcbox.runtimes.subprocess.worker._main import prepare_walls, warm_up, worker_main
+from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
+from ptcbox.runtimes.subprocess.worker._setup import prepare_walls
 from ptcbox.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     SandboxPolicy,
@@ -93,9 +94,24 @@ class _Template:
         os.close(self.wake_r)
         os.close(self.wake_w)
 
+    def make_workdir(self) -> str:
+        """A new private (0700) directory with an unguessable name in the base directory
+        (as ``tempfile.mkdtemp`` makes one, without its name generator's cost)."""
+        while True:
+            path = os.path.join(self.base, "w-" + os.urandom(8).hex())
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:  # pragma: no cover - 64 random bits
+                continue
+            return path
+
     def spawn(self) -> None:
-        workdir = tempfile.mkdtemp(prefix="w-", dir=self.base)
+        if timing.ON:
+            timing.mark("spawn")
+        workdir = self.make_workdir()
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if timing.ON:
+            timing.mark("fork")
         try:
             pid = os.fork()
         except OSError as exc:
@@ -106,17 +122,26 @@ class _Template:
             return
         if pid == 0:  # the worker
             try:
+                if timing.ON:
+                    timing.take()
+                    timing.mark("child")
                 host_end.close()
                 worker_main(worker_end, workdir, self.config, self.pid, self.close_inherited)
             finally:
                 os._exit(70)
+        if timing.ON:
+            timing.mark("forked")
         worker_end.close()
         self.children[pid] = (workdir, _oom_kills())
         fds = [host_end.fileno()]
         with contextlib.suppress(OSError, AttributeError):  # no pidfd: the host uses the pid
             fds.append(os.pidfd_open(pid))
+        message: dict[str, Any] = {"t": "worker", "pid": pid}
+        if timing.ON:
+            timing.mark("handout")
+            message["tm"] = timing.take()
         try:
-            self.send({"t": "worker", "pid": pid}, fds)
+            self.send(message, fds)
         finally:
             host_end.close()
             for fd in fds[1:]:
@@ -130,9 +155,11 @@ class _Template:
                 return
             if pid == 0:
                 return
+            if timing.ON:
+                timing.mark("reaped")
             workdir, oom_before = self.children.pop(pid, ("", -1))
             if workdir:
-                shutil.rmtree(workdir, ignore_errors=True)
+                _remove(workdir)
             sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
             oom = sig == signal.SIGKILL and 0 <= oom_before < _oom_kills()
@@ -145,6 +172,9 @@ class _Template:
                 "maxrss": usage.ru_maxrss * 1024,
                 "oom": oom,
             }
+            if timing.ON:
+                timing.mark("cleaned")
+                message["tm"] = timing.take()
             with contextlib.suppress(OSError):
                 self.send(message)
 
@@ -187,16 +217,23 @@ class _Template:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
+def _remove(workdir: str) -> None:
+    """Remove a worker's directory: one ``rmdir`` when the worker left it empty."""
+    try:
+        os.rmdir(workdir)
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def _oom_kills() -> int:
     """The kernel's count of out-of-memory kills so far (-1 when unknown)."""
     try:
         with open("/proc/vmstat", "rb") as vmstat:
-            for line in vmstat:
-                if line.startswith(b"oom_kill "):
-                    return int(line.split()[1])
+            data = b"\n" + vmstat.read()
+        start = data.index(b"\noom_kill ") + 10
+        return int(data[start : data.index(b"\n", start)])
     except (OSError, ValueError):
-        pass
-    return -1
+        return -1
 
 
 def _warm_up(policy: SandboxPolicy) -> None:
