@@ -25,6 +25,7 @@ import psutil
 import pytest
 
 from attacks._child import child_output
+from attacks._proof import Attack, assert_control, assert_refused, by_id
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi
@@ -580,44 +581,191 @@ async def test_two_hundred_concurrent_executions() -> None:
 
 
 # -- classic escapes under the default policy (both runtimes) -----------------------------
+# Each follows ``_proof``: a control in a child Python under the default policy with only
+# its guard off reaches the host object; the real policy refuses it with the guard's words
+# on the targeted line. Dropped as refused by CPython itself: ``format_spec``
+# (``function.__format__`` rejects any spec) and ``awaitable_vars`` (a tool call's
+# awaitable has no ``__dict__``: ``vars()`` raises TypeError). The asyncio ones were sync
+# snippets (CPython: no running loop); they now make a task in a running loop.
 
-ESCAPES = {
-    "task_get_stack": "import asyncio\nfs = asyncio.current_task().get_stack()\n"
-    "print('ESCAPED', fs[0].f_globals)",
-    "task_coro_frame": "import asyncio\n"
-    "print('ESCAPED', asyncio.current_task().get_coro().cr_frame)",
-    "print_stack": "import asyncio\nasyncio.current_task().print_stack()\nprint('ESCAPED')",
-    "running_loop": "import asyncio\nl = asyncio.get_running_loop()\n"
-    "print('ESCAPED', await l.run_in_executor(None, print, 1))",
-    "gen_frame_getattr": "def g():\n    yield 1\nprint('ESCAPED', getattr(g(), 'gi_' + 'frame'))",
-    "tb_frame_via_exit": "class C:\n    def __enter__(self): pass\n"
-    "    def __exit__(self, t, v, tb):\n        print('ESCAPED', tb.tb_frame.f_globals)\n"
-    "        return True\nwith C():\n    1/0",
-    "stub_closure_getattr": "print('ESCAPED', getattr(search, '__clo' + 'sure__'))",
-    "reduce_getattr": "import functools\n"
-    "print('ESCAPED', functools.reduce(getattr, ['__globals__'], search))",
-    "map_getattr": "print('ESCAPED', list(map(getattr, [search], ['__globals__'])))",
-    "methodcaller": "import operator\n"
-    "print('ESCAPED', operator.methodcaller('__getattribute__', '__globals__')(search))",
-    "string_formatter": "import string\n"
-    "print('ESCAPED', string.Formatter().get_field('0.__globals__', (search,), {}))",
-    "format_spec": "print('ESCAPED', format(search, '{0.__globals__}'))",
-    "awaitable_await_iter": "c = search(q='a')\nprint('ESCAPED', c.__await__().gi_frame)",
-    "awaitable_vars": "c = search(q='a')\nprint('ESCAPED', vars(c))",
-    "mro_call": "print('ESCAPED', getattr(type(()), 'mro')())",
-    "type_three_args": "print('ESCAPED', type('X', (), {}))",
-    "json_object_hook": "import json\n"
-    "print('ESCAPED', json.loads('{}', object_hook=lambda d: getattr(search, '__globals__')))",
-    "result_class": "r = search(q='x')\nprint('ESCAPED', getattr(r, '__class__').__mro__)",
+_INTERNALS = "(frame, code, traceback and generator internals are off limits)"
+_LOOP = "(it leads to the event loop, coroutines or frames)"
+_SPECIAL = "of 'function' object is not allowed (special attributes are off limits)"
+_HOST_GLOBALS = "{'__name__': 'ptcbox."
+_TASK = "import asyncio\nt = asyncio.create_task(asyncio.sleep(0))\n"
+
+# id: (snippet, line, error type, the guard's message, guard, control marker, compile time)
+_ESCAPES: dict[str, tuple[str, int, str, str, str, str, bool]] = {
+    "task_get_stack": (
+        _TASK + "print('ESCAPED', t.get_stack())\nawait t",
+        3,
+        "PolicyViolation",
+        f'"get_stack" is a restricted attribute {_LOOP}',
+        "attribute",
+        "ESCAPED [<frame",
+        True,
+    ),
+    "task_coro_frame": (
+        _TASK + "print('ESCAPED', t.get_coro().cr_frame)\nawait t",
+        3,
+        "PolicyViolation",
+        f'"cr_frame" is a restricted attribute {_INTERNALS}',
+        "attribute",
+        "ESCAPED <frame",
+        True,
+    ),
+    "print_stack": (
+        _TASK + "import io\nb = io.StringIO()\nt.print_stack(file=b)\n"
+        "print('ESCAPED', b.getvalue())\nawait t",
+        5,
+        "PolicyViolation",
+        f'"print_stack" is a restricted attribute {_LOOP}',
+        "attribute",
+        "ESCAPED Stack for <Task",
+        True,
+    ),
+    "running_loop": (
+        "import asyncio\nl = asyncio.get_running_loop()\n"
+        "print('ESCAPED', await l.run_in_executor(None, print, 1))",
+        3,
+        "AttributeError",
+        "loop.run_in_executor is not available in the sandbox (it reaches threads, processes,"
+        " sockets or other tasks)",
+        "module_views",
+        "1\nESCAPED None",
+        False,
+    ),
+    "gen_frame_getattr": (
+        "def g():\n    yield 1\nprint('ESCAPED', getattr(g(), 'gi_' + 'frame'))",
+        3,
+        "PolicyViolation",
+        f"access to attribute 'gi_frame' of 'generator' object is not allowed {_INTERNALS}",
+        "attribute",
+        "ESCAPED <frame",
+        False,
+    ),
+    "tb_frame_via_exit": (
+        "class C:\n    def __enter__(self): pass\n"
+        "    def __exit__(self, t, v, tb):\n        print('ESCAPED', tb.tb_frame.f_globals)\n"
+        "        return True\nwith C():\n    1/0",
+        4,
+        "PolicyViolation",
+        f'"tb_frame" is a restricted attribute {_INTERNALS}',
+        "attribute",
+        "ESCAPED {'__name__'",
+        True,
+    ),
+    "stub_closure_getattr": (
+        "print('ESCAPED', getattr(search, '__clo' + 'sure__'))",
+        1,
+        "PolicyViolation",
+        f"access to attribute '__closure__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED (<cell",
+        False,
+    ),
+    "reduce_getattr": (
+        "import functools\nprint('ESCAPED', functools.reduce(getattr, ['__globals__'], search))",
+        2,
+        "PolicyViolation",
+        f"access to attribute '__globals__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED " + _HOST_GLOBALS,
+        False,
+    ),
+    "map_getattr": (
+        "print('ESCAPED', list(map(getattr, [search], ['__globals__'])))",
+        1,
+        "PolicyViolation",
+        f"access to attribute '__globals__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED [" + _HOST_GLOBALS,
+        False,
+    ),
+    "methodcaller": (
+        "import operator\n"
+        "print('ESCAPED', operator.methodcaller('__getattribute__', '__globals__')(search))",
+        2,
+        "PolicyViolation",
+        f"access to attribute '__getattribute__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED " + _HOST_GLOBALS,
+        False,
+    ),
+    "string_formatter": (
+        "import string\n"
+        "print('ESCAPED', string.Formatter().get_field('0.__globals__', (search,), {}))",
+        2,
+        "AttributeError",
+        "string.Formatter is not available in the sandbox: get_field() walks attributes of its"
+        " arguments (GHSA-hp3v-5vw7-fx9w)",
+        "module_views",
+        "ESCAPED (" + _HOST_GLOBALS,
+        False,
+    ),
+    "awaitable_await_iter": (
+        "import asyncio\nawait asyncio.sleep(0)\nc = search(q='a')\n"
+        "print('ESCAPED', getattr(c.__await__(), 'gi_' + 'frame'))",
+        4,
+        "PolicyViolation",
+        'access to attribute "__await__" is not allowed',
+        "attribute",
+        "ESCAPED <frame",
+        True,
+    ),
+    "mro_call": (
+        "print('ESCAPED', getattr(type(()), 'mro')())",
+        1,
+        "PolicyViolation",
+        "access to attribute 'mro' of class 'tuple' is not allowed (class-hierarchy traversal"
+        " is off limits)",
+        "attribute",
+        "ESCAPED [<class 'tuple'>, <class 'object'>]",
+        False,
+    ),
+    "type_three_args": (
+        "print('ESCAPED', type('X', (), {}))",
+        1,
+        "PolicyViolation",
+        "type() with 3 arguments is not available in the sandbox; use a class statement",
+        "metaclass",
+        "ESCAPED <class",
+        False,
+    ),
+    "json_object_hook": (
+        "import json\n"
+        "print('ESCAPED', json.loads('{}', object_hook=lambda d: getattr(search, '__globals__')))",
+        2,
+        "PolicyViolation",
+        f"access to attribute '__globals__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED " + _HOST_GLOBALS,
+        False,
+    ),
+    "result_class": (
+        "r = search(q='x')\nprint('ESCAPED', getattr(r, '__class__').__mro__)",
+        2,
+        "PolicyViolation",
+        "access to attribute '__class__' of 'str' object is not allowed (only on the snippet's"
+        " own objects and exceptions; use type(obj))",
+        "attribute",
+        "ESCAPED (<class 'str'>, <class 'object'>)",
+        False,
+    ),
 }
+ESCAPES = by_id(
+    Attack(name, code, line, kind, message, guard, marker, compile_time=compiled)
+    for name, (code, line, kind, message, guard, marker, compiled) in _ESCAPES.items()
+)
 
 
-@pytest.mark.parametrize("code", list(ESCAPES.values()), ids=list(ESCAPES))
-async def test_classic_escape_is_refused(runtime: Any, tools: Any, code: str) -> None:
-    result = await runtime.execute(code, tools, timeout=20)
+@pytest.mark.parametrize("attack", sorted(ESCAPES))
+async def test_classic_escape_proves_its_guard(runtime: Any, tools: Any, attack: str) -> None:
+    proof = ESCAPES[attack]
+    assert_control(proof, ESCAPES.values())
+    result = await runtime.execute(proof.code, tools, timeout=20)
+    assert_refused(proof, result)
     assert MARK not in result.stdout, result.stdout
-    assert result.return_code == 1, result
-    assert result.error
 
 
 # -- G3/G4: ThreadRuntime and async snippets that fight the stop ------------------------
