@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -42,10 +43,6 @@ def search(q: str) -> str:
 
 
 TOOLS = resolve_tools([search])
-
-
-def _landlock_scopes_signals() -> bool:
-    return landlock_abi() >= 6
 
 
 # -- helpers for trusted snippets that talk to the host over their raw socket ------------
@@ -76,18 +73,30 @@ def _raw(data: bytes) -> str:
 
 # -- G1: signals to other processes through F_SETOWN (seccomp does not see them) ---------
 
+# A helper process the probes aim at (never pytest itself): it counts SIGUSR1 until its
+# stdin closes, then prints the count.
+SIGNAL_TARGET = """
+import signal, sys
+got = []
+signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+print("ready", flush=True)
+sys.stdin.read()
+print("got", len(got), flush=True)
+"""
+
 SETOWN_CHILD = """
 import fcntl, os, signal, socket, sys
 from ptcbox.runtimes.subprocess.worker._rlimits import set_no_new_privs
 from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
-set_no_new_privs()
-forbid_process_creation(confine_dirfd=True)
-target = int(sys.argv[1])
-try:
-    os.kill(target, signal.SIGUSR1)
-    print("kill allowed")
-except PermissionError:
-    print("kill refused")
+target, walled = int(sys.argv[1]), sys.argv[2] == "walled"
+if walled:
+    set_no_new_privs()
+    forbid_process_creation(confine_dirfd=True)
+    try:
+        os.kill(target, signal.SIGUSR1)
+        print("kill allowed")
+    except PermissionError:
+        print("kill refused")
 a, b = socket.socketpair()
 try:
     fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)
@@ -101,26 +110,41 @@ except OSError as exc:
 """
 
 
-def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
-    """G1 (fixed): seccomp refuses fcntl F_SETOWN/F_SETOWN_EX/F_SETSIG and ioctl
-    FIOSETOWN/SIOCSPGRP, through which the kernel would signal another process."""
-    got: list[int] = []
-    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+def _signals_to_a_helper(script: str, mode: str) -> tuple[str, str]:
+    """Run ``script`` (argv: a helper's pid, ``mode``); return its output and the helper's
+    ``got N`` line (the SIGUSR1 the helper received)."""
+    helper = subprocess.Popen(
+        [sys.executable, "-c", SIGNAL_TARGET],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert helper.stdout is not None and helper.stdout.readline() == "ready\n"
         done = subprocess.run(
-            [sys.executable, "-c", SETOWN_CHILD, str(os.getpid())],
+            [sys.executable, "-c", script, str(helper.pid), mode],
             capture_output=True,
             text=True,
             timeout=60,
             check=False,
         )
-        deadline = time.monotonic() + 2.0
-        while not got and time.monotonic() < deadline:
-            time.sleep(0.01)
+        got, _ = helper.communicate("", timeout=60)  # SIGIO is sent within b.send()
     finally:
-        signal.signal(signal.SIGUSR1, previous)
-    assert "kill refused" in done.stdout, done.stdout + done.stderr
-    assert not got, "a process behind the seccomp filter signalled the test process"
+        helper.kill()
+        helper.wait()
+    return done.stdout + done.stderr, got.strip()
+
+
+def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
+    """G1 (fixed): seccomp refuses kill() of another process and fcntl F_SETOWN/F_SETSIG,
+    through which the kernel would signal another process."""
+    # the control: without the filter, the F_SETOWN route alone signals the helper
+    control, got = _signals_to_a_helper(SETOWN_CHILD, "open")
+    assert "armed" in control and got == "got 1", (control, got)
+    out, got = _signals_to_a_helper(SETOWN_CHILD, "walled")
+    assert "kill refused" in out, out
+    assert "refused [Errno 1] Operation not permitted" in out, out
+    assert got == "got 0", (out, got)
 
 
 ROUTES_CHILD = """
@@ -133,8 +157,9 @@ target = int(sys.argv[1])
 nice = os.getpriority(os.PRIO_PROCESS, target)
 cpus = os.sched_getaffinity(target)
 files = resource.prlimit(target, resource.RLIMIT_NOFILE)
-set_no_new_privs()
-forbid_process_creation(confine_dirfd=True)
+if sys.argv[2] == "walled":
+    set_no_new_privs()
+    forbid_process_creation(confine_dirfd=True)
 a, b = socket.socketpair()
 routes = {
     "fcntl F_SETOWN_EX": lambda: fcntl.fcntl(a.fileno(), 15, struct.pack("ii", 1, target)),
@@ -150,25 +175,24 @@ routes = {
     "own fcntl F_GETFL": lambda: fcntl.fcntl(a.fileno(), fcntl.F_GETFL),
     "own sched_getaffinity": lambda: os.sched_getaffinity(0),
 }
+if sys.argv[2] != "walled":  # it would renice every process of this user
+    del routes["setpriority (user)"]
 for name, route in routes.items():
     try:
         route()
         print(name, "allowed")
-    except PermissionError:
-        print(name, "refused")
+    except PermissionError as exc:
+        print(name, "refused" if exc.errno == 1 else "denied")
     except OSError as exc:
         print(name, "error", exc.errno)
 """
 
 
-def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
-    """G1's whole kind: every way to act on another process by pid or as a descriptor's
-    owner (signals, scheduling, priority, limits) is refused behind the seccomp filter;
-    the same calls on the process itself still work."""
+def _routes(mode: str) -> dict[str, str]:
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         done = subprocess.run(
-            [sys.executable, "-c", ROUTES_CHILD, str(helper.pid)],
+            [sys.executable, "-c", ROUTES_CHILD, str(helper.pid), mode],
             capture_output=True,
             text=True,
             timeout=60,
@@ -181,44 +205,56 @@ def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
     finally:
         helper.kill()
         helper.wait()
-    for name, outcome in lines.items():
-        if name.startswith("own "):
-            assert outcome == "allowed", (name, done.stdout)
-        else:
-            assert outcome == "refused", (name, done.stdout)
+    return lines
 
 
-async def test_subprocess_worker_cannot_signal_the_host_through_f_setown() -> None:
-    """G1 (fixed): seccomp refuses F_SETOWN/F_SETSIG (and Landlock's signal scope, ABI 6,
-    catches SIGIO where the kernel has it): no signal reaches the host."""
-    got: list[int] = []
-    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
-    code = FIND_SOCKET + textwrap.dedent(f"""
-        import fcntl, signal, socket
-        a, b = socket.socketpair()
-        for target in ({os.getpid()}, -{os.getpgrp()}):
-            try:
-                fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)
-                fcntl.fcntl(a.fileno(), fcntl.F_SETSIG, signal.SIGUSR1)
-                flags = fcntl.fcntl(a.fileno(), fcntl.F_GETFL)
-                fcntl.fcntl(a.fileno(), fcntl.F_SETFL, flags | os.O_ASYNC)
-                b.send(b"x")
-                a.recv(1)
-            except OSError as exc:
-                print("refused", exc)
-        print("armed")
-    """)
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
-    try:
-        result = await rt.execute(code, TOOLS, timeout=30)
-        await asyncio.sleep(0.5)
-    finally:
-        signal.signal(signal.SIGUSR1, previous)
-        await rt.aclose()
-    assert "armed" in result.stdout, result
-    # seccomp refuses F_SETOWN itself, whatever Landlock scopes (exact: one per target)
-    assert result.stdout.count("refused [Errno 1] Operation not permitted") == 2, result.stdout
-    assert not got
+def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
+    """G1's whole kind: every way to act on another process by pid or as a descriptor's
+    owner (signals, scheduling, priority, limits) is refused behind the seccomp filter
+    (its own EPERM); the same calls on the process itself still work. The control: the
+    same calls without the filter all succeed (each sets the value already in place; the
+    user-wide setpriority is left out there, it would renice every process of the user)."""
+    control = _routes("open")
+    assert set(control.values()) == {"allowed"}, control
+    walled = _routes("walled")
+    assert walled.keys() == {*control, "setpriority (user)"}, walled
+    for name, outcome in walled.items():
+        assert outcome == ("allowed" if name.startswith("own ") else "refused"), (name, walled)
+
+
+# The worker's own F_SETOWN (trusted code: what a sandbox escape would leave) names its
+# parent, the host, or the host's process group; arming only (no O_ASYNC), so even the
+# control sends no signal. seccomp's EPERM stops it at the F_SETOWN line.
+_SETOWN = (
+    "import fcntl, os, socket\na, b = socket.socketpair()\ntarget = {target}\n"
+    "fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)\n"
+    "print('owner set', target)\n"
+)
+SETOWN = by_id(
+    Attack(
+        name,
+        _SETOWN.format(target=target),
+        4,
+        "PermissionError",
+        "[Errno 1] Operation not permitted",
+        "seccomp",
+        "owner set ",
+        trusted=True,
+    )
+    for name, target in (
+        ("setown_host", "os.getppid()"),
+        ("setown_host_group", "-os.getpgid(os.getppid())"),
+    )
+)
+
+
+@pytest.mark.parametrize("attack", sorted(SETOWN))
+async def test_subprocess_worker_cannot_make_the_host_a_descriptors_owner(attack: str) -> None:
+    """G1 (fixed): seccomp refuses F_SETOWN in the worker, whatever Landlock scopes."""
+    proof = SETOWN[attack]
+    assert_control(proof, SETOWN.values())
+    async with SubprocessRuntime(proof.sandbox_policy(), min_idle=0) as rt:
+        assert_refused(proof, await rt.execute(proof.code, TOOLS, timeout=30))
 
 
 # -- G2: un-awaited tool calls flood the host's shared tool threads and memory -----------
@@ -360,38 +396,45 @@ async def test_rehearsal_leaves_no_descriptor_alarm_or_state() -> None:
     assert result.return_code == 0
 
 
-async def test_trusted_code_that_neuters_the_audit_hook_still_meets_the_kernel_walls(
-    tmp_path: Any,
-) -> None:
-    """Defence in depth: trusted code can rewrite the audit gate; Landlock still holds."""
+# Trusted code rewrites the audit gate (what a sandbox escape could do), then writes
+# outside its working directory, into a directory anyone may write to (so that file
+# permissions of a worker dropped to ``nobody`` do not stop it first): Landlock refuses.
+NEUTER_AUDIT = """import gc, sys
+audit = sys.modules["ptcbox.runtimes.subprocess.worker._audit"]
+audit._refuse = lambda *a: None
+for obj in gc.get_objects():
+    if type(obj).__name__ == "AuditGate":
+        obj.workdir = "/"
+import ctypes  # the hook no longer refuses anything
+open({target!r}, "w").write("x")
+print("WROTE")
+"""
+
+
+async def test_trusted_code_that_neuters_the_audit_hook_still_meets_landlock() -> None:
+    """Defence in depth: trusted code can rewrite the audit gate; Landlock still holds.
+    The control (Landlock off, in a child) writes the file."""
     if landlock_abi() < 1:
         pytest.skip("no Landlock on this kernel")
-    target = tmp_path / "pwned"
-    code = textwrap.dedent(f"""
-        import gc, sys
-        audit = sys.modules["ptcbox.runtimes.subprocess.worker._audit"]
-        audit._refuse = lambda *a: None
-        for obj in gc.get_objects():
-            if type(obj).__name__ == "AuditGate":
-                obj.workdir = "/"
-        import ctypes  # the hook no longer refuses anything
-        try:
-            open({str(target)!r}, "w").write("x")
-            print("WROTE")
-        except OSError as exc:
-            print("refused", type(exc).__name__)
-        try:
-            print("ENV", open("/proc/{os.getpid()}/environ", "rb").read()[:20])
-        except OSError as exc:
-            print("refused", type(exc).__name__)
-    """)
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
-    try:
-        result = await rt.execute(code, TOOLS, timeout=30)
-    finally:
-        await rt.aclose()
-    assert "WROTE" not in result.stdout and "ENV" not in result.stdout, result
-    assert not target.exists()
+    with tempfile.TemporaryDirectory() as shared:
+        os.chmod(shared, 0o777)  # noqa: S103 - the file permissions must not be the wall
+        proof = Attack(
+            "neutered_audit_write",
+            NEUTER_AUDIT.format(target=f"{shared}/control"),
+            8,
+            "PermissionError",
+            f"[Errno 13] Permission denied: '{shared}/control'",
+            "landlock",
+            "WROTE",
+            trusted=True,
+        )
+        assert_control(proof)
+        assert os.path.exists(f"{shared}/control")
+        os.unlink(f"{shared}/control")
+        async with SubprocessRuntime(proof.sandbox_policy(), min_idle=0) as rt:
+            result = await rt.execute(proof.code, TOOLS, timeout=30)
+        assert_refused(proof, result)
+        assert not os.listdir(shared)
 
 
 # -- idle-worker check: stopped or dying workers are never handed out ---------------------
