@@ -304,35 +304,82 @@ async def test_unawaited_call_flood_keeps_host_memory_bounded() -> None:
 
 # -- hostile frames from a trusted snippet: never unpickled, capped, a clear error -------
 
-HOSTILE = {
-    "oversize_header": b"\x7f\xff\xff\xffJ",
-    "zero_size": b"\x00\x00\x00\x00J",
-    "unknown_kind": _frame(0x50, b"\x80\x04K\x01."),  # a pickle, kind 'P'
-    "malformed_json": _frame(0x4A, b"{not json"),
-    "not_an_object": _frame(0x4A, b"[1, 2]"),
-    "deep_nesting_orjson": _frame(0x4A, b'{"t":"done","value":' + b"[" * 100_000),
-    "deep_nesting_stdlib": _frame(0x6A, b'{"t":"done","value":' + b"[" * 100_000),
-    "huge_int_digits": _frame(0x6A, b'{"t":"done","value":' + b"9" * 1_000_000 + b"}"),
-    "nan_constant": _frame(0x6A, b'{"t":"done","value":NaN,"error":null,"truncated":false}'),
-    "unknown_tool": _frame(0x4A, b'{"t":"call","id":1,"name":"os.system","args":[],"kwargs":{}}'),
-    "call_id_not_int": _frame(0x4A, b'{"t":"call","id":"1","name":"search","args":[],"kwargs":{}}'),
-    "call_id_bool": _frame(0x4A, b'{"t":"call","id":true,"name":"search","args":[],"kwargs":{}}'),
-    "result_from_worker": _frame(0x4A, b'{"t":"result","id":1,"value":1}'),
-    "done_error_not_text": _frame(
-        0x4A, b'{"t":"done","value":null,"error":1,"error_type":null,"truncated":false}'
+_MALFORMED = "malformed message: "
+# id: (frame, the host's exact refusal after "WireProtocolError: ")
+HOSTILE: dict[str, tuple[bytes, str]] = {
+    "oversize_header": (
+        b"\x7f\xff\xff\xffJ",
+        "frame of 2,147,483,647 bytes exceeds the 16,777,216-byte limit",
     ),
-    "done_truncated_missing": _frame(0x4A, b'{"t":"done","value":null,"error":null}'),
+    "zero_size": (b"\x00\x00\x00\x00J", "empty frame"),
+    "unknown_kind": (_frame(0x50, b"\x80\x04K\x01."), "unknown frame kind 0x50"),  # a pickle
+    "malformed_json": (_frame(0x4A, b"{not json"), _MALFORMED + "unexpected character"),
+    "not_an_object": (
+        _frame(0x4A, b"[1, 2]"),
+        _MALFORMED + "not an object with a string 't' field",
+    ),
+    "deep_nesting_orjson": (
+        _frame(0x4A, b'{"t":"done","value":' + b"[" * 100_000),
+        _MALFORMED + "depth limit exceeded",
+    ),
+    "deep_nesting_stdlib": (
+        _frame(0x6A, b'{"t":"done","value":' + b"[" * 100_000),
+        _MALFORMED + "maximum recursion depth exceeded",
+    ),
+    "huge_int_digits": (
+        _frame(0x6A, b'{"t":"done","value":' + b"9" * 1_000_000 + b"}"),
+        _MALFORMED + "Exceeds the limit (4300 digits) for integer string conversion",
+    ),
+    "nan_constant": (
+        _frame(0x6A, b'{"t":"done","value":NaN,"error":null,"truncated":false}'),
+        _MALFORMED + "NaN is not JSON",
+    ),
+    "unknown_tool": (
+        _frame(0x4A, b'{"t":"call","id":1,"name":"os.system","args":[],"kwargs":{}}'),
+        "the worker called an unknown tool 'os.system'",
+    ),
+    "call_id_not_int": (
+        _frame(0x4A, b'{"t":"call","id":"1","name":"search","args":[],"kwargs":{}}'),
+        "message 'call': field 'id' has type str",
+    ),
+    "call_id_bool": (
+        _frame(0x4A, b'{"t":"call","id":true,"name":"search","args":[],"kwargs":{}}'),
+        "message 'call': field 'id' has type bool",
+    ),
+    "result_from_worker": (
+        _frame(0x4A, b'{"t":"result","id":1,"value":1}'),
+        "unexpected message type 'result' from the worker",
+    ),
+    "done_error_not_text": (
+        _frame(0x4A, b'{"t":"done","value":null,"error":1,"error_type":null,"truncated":false}'),
+        "malformed 'done' message: error fields are not text",
+    ),
+    "done_truncated_missing": (
+        _frame(0x4A, b'{"t":"done","value":null,"error":null}'),
+        "malformed 'done' message: 'truncated' is not a bool",
+    ),
 }
 
 
-@pytest.mark.parametrize("data", list(HOSTILE.values()), ids=list(HOSTILE))
-async def test_hostile_frame_is_a_clean_wire_protocol_error(data: bytes) -> None:
+async def test_a_well_formed_frame_written_the_same_way_is_read() -> None:
+    """The control of the hostile frames: what the trusted snippet writes on its raw
+    socket is what the host decodes (a forged, well-formed 'done' is the result)."""
+    done = b'{"t":"done","value":42,"error":null,"error_type":null,"truncated":false}'
+    async with SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1) as rt:
+        result = await rt.execute(_raw(_frame(0x4A, done)), TOOLS, timeout=30)
+    assert (result.error, result.value) == (None, 42), result
+
+
+@pytest.mark.parametrize("frame", list(HOSTILE), ids=list(HOSTILE))
+async def test_hostile_frame_is_a_clean_wire_protocol_error(frame: str) -> None:
+    data, refusal = HOSTILE[frame]
     rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1)
     try:
         started = time.monotonic()
         result = await rt.execute(_raw(data), TOOLS, timeout=30)
         assert time.monotonic() - started < 25, "the host waited for the deadline"
         assert result.error_type == "WireProtocolError", result
+        assert (result.error or "").startswith("WireProtocolError: " + refusal), result.error
         assert result.return_code == 1
         after = await rt.execute("print(search(q='ok'))", TOOLS, timeout=30)
         assert after.stdout == "r:ok\n", after
@@ -581,9 +628,12 @@ async def test_closing_the_runtime_mid_execution_is_clean() -> None:
     task = asyncio.create_task(rt.execute("slow(seconds=2)", SLOW_TOOLS, timeout=30))
     await asyncio.sleep(0.5)
     await rt.aclose()
-    with contextlib.suppress(Exception):
-        await task
-    assert task.done()
+    outcome = (await asyncio.gather(task, return_exceptions=True))[0]
+    # the execution ends with the closed runtime's error or a crashed worker's result
+    if isinstance(outcome, BaseException):
+        assert type(outcome).__name__ == "RuntimeClosedError", repr(outcome)
+    else:
+        assert outcome.error_type == "WorkerCrashed", outcome
     assert not _idle_workers() and not psutil.Process().children()
 
 
