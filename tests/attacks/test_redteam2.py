@@ -464,7 +464,7 @@ async def test_trusted_code_that_neuters_the_audit_hook_still_meets_landlock() -
     if landlock_abi() < 1:
         pytest.skip("no Landlock on this kernel")
     with tempfile.TemporaryDirectory() as shared:
-        os.chmod(shared, 0o777)  # noqa: S103 - the file permissions must not be the wall
+        os.chmod(shared, 0o777)  # the file permissions must not be the wall
         proof = Attack(
             "neutered_audit_write",
             NEUTER_AUDIT.format(target=f"{shared}/control"),
