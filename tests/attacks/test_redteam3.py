@@ -46,6 +46,7 @@ from typing import Any
 import pytest
 
 from attacks._child import child_output
+from attacks._proof import Attack, assert_control, assert_refused, by_id
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
 from ptcbox.runtimes.subprocess._compile import HOST_COMPILE_MAX_CHARS, host_compiled
@@ -289,37 +290,109 @@ await asyncio.gather(*[f() for _ in range(20)])
     assert "Exception ignored" not in out, out
 
 
-FORGERIES = {
-    "assign": "_alive_ = 1",
-    "parameter": "def f(_alive_=1):\n    pass",
-    "global": "def f():\n    global _alive_",
-    "import as": "import math as _alive_",
-    "for target": "for _alive_ in []:\n    pass",
-    "class name": "class _alive_:\n    pass",
-    "except as": "try:\n    1 / 0\nexcept Exception as _alive_:\n    pass",
-    "match capture": "match 1:\n    case _alive_:\n        pass",
-    "walrus": "(_alive_ := 1)",
-    "del": "del _alive_",
-    "store attribute": "_alive_.running = True",
-    "load": "print(_alive_)",
-    "comprehension": "[_alive_ for _alive_ in [1]]",
-    "lambda": "lambda _alive_: 1",
-    "class attribute": "class A:\n    _alive_ = 1",
+# Each forgery binds (or reads) the sandbox's ``_alive_`` and then shows it took. The
+# control: the default policy with the reserved-name check off, where the binding holds
+# (``forged ...``) or the sandbox's own alive check reads the forged object (its
+# ``running`` is missing); ``store attribute`` needs the write guard off too (defence in
+# depth); ``global`` cannot run with the check off (the transform's alive check comes
+# before the ``global`` statement: CPython's SyntaxError), so its control is the trusted
+# policy, where CPython binds it.
+_BOUND = '"_alive_" is a reserved name: names that start and end with "_" belong to the sandbox'
+_USED = '"_alive_" is a reserved name and cannot be used'
+_CHECK_READ = "has no attribute 'running'"
+# id: (snippet, refused line, message, control marker)
+_FORGERIES: dict[str, tuple[str, int, str, str]] = {
+    "assign": ("_alive_ = 1\nprint('forged', _alive_)", 1, _BOUND, "forged 1"),
+    "parameter": (
+        "def f(_alive_=1):\n    return _alive_\nprint('forged', f())",
+        1,
+        _BOUND,
+        "'int' object " + _CHECK_READ,
+    ),
+    "global": (
+        "def f():\n    global _alive_\n    _alive_ = 1\nf()\nprint('forged', _alive_)",
+        2,
+        _BOUND,
+        "forged 1",
+    ),
+    "import as": ("import math as _alive_\nprint('forged', _alive_.pi)", 1, _BOUND, "forged 3.14"),
+    "for target": (
+        "for _alive_ in [1]:\n    pass\nprint('forged', _alive_)",
+        1,
+        _BOUND,
+        "forged 1",
+    ),
+    "class name": (
+        "class _alive_:\n    pass\nprint('forged', _alive_)",
+        1,
+        _BOUND,
+        "forged <class",
+    ),
+    "except as": (
+        "try:\n    1 / 0\nexcept Exception as _alive_:\n    print('forged', _alive_)",
+        3,
+        _BOUND,
+        "'ZeroDivisionError' object " + _CHECK_READ,
+    ),
+    "match capture": (
+        "match 1:\n    case _alive_:\n        print('forged', _alive_)",
+        2,
+        _BOUND,
+        "forged 1",
+    ),
+    "walrus": ("print('forged', (_alive_ := 1))", 1, _BOUND, "forged 1"),
+    "del": ("del _alive_\nprint('forged', 'del' + 'eted')", 1, _BOUND, "forged deleted"),
+    "store attribute": (
+        "_alive_.running = 'no'\nprint('forged', _alive_.running)",
+        1,
+        _USED,
+        "forged no",
+    ),
+    "load": ("print('forged', _alive_)", 1, _USED, "forged <_thread._local object"),
+    "comprehension": ("print('forged', [_alive_ for _alive_ in [1]])", 1, _BOUND, "forged [1]"),
+    "lambda": (
+        "print('forged', (lambda _alive_: _alive_)(1))",
+        1,
+        _BOUND,
+        "'int' object " + _CHECK_READ,
+    ),
+    "class attribute": (
+        "class A:\n    _alive_ = 1\n    print('forged', _alive_)",
+        2,
+        _BOUND,
+        "forged 1",
+    ),
 }
+FORGERIES = by_id(
+    Attack(
+        name,
+        code,
+        line,
+        "PolicyViolation",
+        message,
+        "names",
+        marker,
+        control="trusted" if name == "global" else "ablated",
+        compile_time=True,
+        also_off=("write",) if name == "store attribute" else (),
+    )
+    for name, (code, line, message, marker) in _FORGERIES.items()
+)
 
 
-@pytest.mark.parametrize("code", FORGERIES.values(), ids=FORGERIES)
-async def test_alive_name_cannot_be_bound_or_read(code: str) -> None:
+@pytest.mark.parametrize("attack", sorted(FORGERIES))
+async def test_alive_name_cannot_be_bound_or_read(attack: str) -> None:
+    proof = FORGERIES[attack]
+    assert_control(proof, FORGERIES.values())
     async with ThreadRuntime() as runtime:
-        result = await runtime.execute(code, {}, timeout=5)
-    assert result.error_type == "PolicyViolation", result.error
+        result = await runtime.execute(proof.code, {}, timeout=5)
+    assert_refused(proof, result)
 
 
-async def test_alive_object_leaked_by_attribute_error_cannot_be_written() -> None:
-    """A check that fails in the snippet's own thread (a float subclass whose ``__gt__``
-    runs inside ``sleep``, in HOST state) hands the snippet the ``_alive_`` object as
-    ``AttributeError.obj``; the write guard keeps it read-only."""
-    code = """\
+# A check that fails in the snippet's own thread (a float subclass whose ``__gt__`` runs
+# inside ``sleep``, in HOST state) hands the snippet the ``_alive_`` object as
+# ``AttributeError.obj``; the write guard keeps it read-only (control: write guard off).
+_LEAKED_ALIVE = """\
 import time
 class F(float):
     def __lt__(self, other):
@@ -330,18 +403,43 @@ try:
     time.sleep(F(0.01))
 except AttributeError as exc:
     leaked = exc.obj
-leaked.running = True
+leaked.running = 'forged'
+print('wrote', leaked.running)
 """
+_NOT_OURS = "only functions, classes and objects created by the snippet can be modified"
+LEAKED_ALIVE = by_id(
+    [
+        Attack(
+            "store",
+            _LEAKED_ALIVE,
+            11,
+            "PolicyViolation",
+            f"cannot modify '_local' object: {_NOT_OURS}",
+            "write",
+            "wrote forged",
+        ),
+        Attack(
+            "setattr",
+            _LEAKED_ALIVE.replace(
+                "leaked.running = 'forged'", "setattr(leaked, 'running', 'forged')"
+            ),
+            11,
+            "PolicyViolation",
+            f"cannot set attribute 'running' of '_local' object: {_NOT_OURS}",
+            "write",
+            "wrote forged",
+        ),
+    ]
+)
+
+
+@pytest.mark.parametrize("attack", sorted(LEAKED_ALIVE))
+async def test_alive_object_leaked_by_attribute_error_cannot_be_written(attack: str) -> None:
+    proof = LEAKED_ALIVE[attack]
+    assert_control(proof, LEAKED_ALIVE.values())
     async with ThreadRuntime() as runtime:
-        result = await runtime.execute(code, {}, timeout=5)
-        setter = await runtime.execute(
-            code.replace("leaked.running = True", "setattr(leaked, 'running', True)"),
-            {},
-            timeout=5,
-        )
-    assert result.error_type == "PolicyViolation", result.error
-    assert "cannot modify" in (result.error or ""), result.error
-    assert setter.error_type == "PolicyViolation", setter.error
+        result = await runtime.execute(proof.code, {}, timeout=5)
+    assert_refused(proof, result)
 
 
 async def test_sessions_still_run_their_own_functions_and_generators() -> None:
