@@ -165,6 +165,14 @@ def primed(f):
 """ + _delegating_generator("functools.partial(next, primed(where), None)")
 
 
+def _seen(out: str) -> list[str]:
+    """The threads ``where`` was called on, from GC_CHILD's output."""
+    assert "seen" in out, out
+    seen = json.loads(out.split("seen", 1)[1].strip().splitlines()[0].replace("'", '"'))
+    assert isinstance(seen, list), out
+    return seen
+
+
 @pytest.mark.parametrize(
     ("code", "mode"),
     [
@@ -182,26 +190,34 @@ def primed(f):
 )
 def test_r1_generator_expression_never_runs_in_a_host_thread(code: str, mode: str) -> None:
     """R1: the garbage collector, in the host's main thread after the execution (or in
-    its loop thread during it), runs the snippet's generator expression there."""
-    out = child_output(GC_CHILD, code, mode, timeout=20)
+    its loop thread during it), runs the snippet's generator expression there. The
+    control: with the checks where suspended code resumes switched off (``resume``), the
+    host's main thread calls ``where``."""
+    control = child_output(GC_CHILD, code, mode, timeout=30, ablate="resume")
+    assert "MainThread" in _seen(control), control
+    out = child_output(GC_CHILD, code, mode, timeout=30)
     assert "result True None" in out, out
-    assert "seen" in out, out
-    seen = json.loads(out.split("seen", 1)[1].strip().splitlines()[0].replace("'", '"'))
-    assert all(name.startswith("ptcbox-snippet") for name in seen), out
+    assert _seen(out) == [], out  # the collection runs in the host, never the snippet
 
 
 def test_r1_same_shapes_with_def_code_are_refused() -> None:
-    """Control for R1: the same delegation to code written with ``def`` fails its check
-    (the ``close`` method, and an ``__exit__`` decorated into another snippet function)."""
+    """The same delegation to code written with ``def`` fails its alive check (the
+    ``close`` method, and an ``__exit__`` decorated into another snippet function), during
+    and after the execution. The control: with the alive object switched off, the
+    collection during the execution runs it in the host's thread (after the execution,
+    the cleared globals already fail the check: no control shows that alone)."""
     code = """\
 def make(f):
     def close():
         f("def")
     return close
 """ + _delegating_generator("make(where)")
-    out = child_output(GC_CHILD, code, "after", timeout=20)
-    assert "result True None" in out, out
-    assert "seen []" in out, out
+    control = child_output(GC_CHILD, code, "during", timeout=30, ablate="alive")
+    assert "MainThread" in _seen(control), control
+    for mode in ("during", "after"):
+        out = child_output(GC_CHILD, code, mode, timeout=30)
+        assert "result True None" in out, out
+        assert _seen(out) == [], out
 
 
 R2_CHILD = """
