@@ -388,18 +388,23 @@ async def test_hostile_frame_is_a_clean_wire_protocol_error(frame: str) -> None:
 
 
 async def test_hostile_kwargs_names_are_a_type_error_not_a_host_error() -> None:
-    call = {"t": "call", "id": 1, "name": "search", "args": [], "kwargs": {"**": 1, "q": "a"}}
-    code = (
-        FIND_SOCKET
-        + f"os.write(fd, message({call!r}))\n"
-        + "data = os.read(fd, 65536)\nprint(json.loads(data[5:])['kind'])\n"
-    )
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
-    try:
+    """A forged call with a keyword named ``**`` is the tool's TypeError, sent back to
+    the worker; the control, a well-formed call written the same way first, gets the
+    tool's result (the raw route reaches the host's tool dispatch)."""
+    good = {"t": "call", "id": 1, "name": "search", "args": [], "kwargs": {"q": "a"}}
+    bad = {"t": "call", "id": 2, "name": "search", "args": [], "kwargs": {"**": 1, "q": "a"}}
+    code = FIND_SOCKET + textwrap.dedent(f"""
+        for call in ({good!r}, {bad!r}):
+            os.write(fd, message(call))
+            reply = json.loads(os.read(fd, 65536)[5:])
+            print(reply["t"], reply.get("value"), reply.get("kind"), reply.get("message"))
+    """)
+    async with SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0) as rt:
         result = await rt.execute(code, TOOLS, timeout=30)
-    finally:
-        await rt.aclose()
-    assert result.stdout == "TypeError\n", result
+    assert result.stdout == (
+        "result r:a None None\n"
+        "error None TypeError search() got an unexpected keyword argument '**'\n"
+    ), result
 
 
 # -- the rehearsal leaves nothing behind --------------------------------------------------
