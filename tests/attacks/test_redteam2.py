@@ -5,6 +5,10 @@ Attacks on the rehearsal (``_worker.rehearse``), the idle-worker check through a
 frames from a trusted snippet, and classic escapes. A blocked attack is a passing test;
 a finding is ``xfail(strict=True)`` with its id (G1, G2, ...) and asserts the SAFE
 behaviour, so it starts passing (and strict xfail turns red) once fixed.
+
+Attacks on a guard or wall follow ``_proof``: a positive control with that guard off (in
+a child Python) and the exact refusal on the targeted line. The wire and pool tests have
+no switch; their controls are the well-formed twin of the hostile input.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ compile, and the pool's new fast paths.
 A blocked attack is a passing test; a finding is ``xfail(strict=True)`` with its id (R1,
 R2, ...) and asserts the SAFE behaviour, so it starts passing (and strict xfail turns
 red) once fixed. Whatever could hang or kill a process runs in a child Python under a
-timeout.
+timeout. The ``_alive_`` attacks follow ``_proof`` (control with the reserved-name check,
+the write guard, the alive object or the resume checks switched off; exact refusal on
+the targeted line). R2 and R5 have no switch that removes their fix alone: no control.
 
 Findings:
 
