@@ -5,6 +5,10 @@ Attacks on the rehearsal (``_worker.rehearse``), the idle-worker check through a
 frames from a trusted snippet, and classic escapes. A blocked attack is a passing test;
 a finding is ``xfail(strict=True)`` with its id (G1, G2, ...) and asserts the SAFE
 behaviour, so it starts passing (and strict xfail turns red) once fixed.
+
+Attacks on a guard or wall follow ``_proof``: a positive control with that guard off (in
+a child Python) and the exact refusal on the targeted line. The wire and pool tests have
+no switch; their controls are the well-formed twin of the hostile input.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -25,6 +30,7 @@ import psutil
 import pytest
 
 from attacks._child import child_output
+from attacks._proof import Attack, assert_control, assert_refused, by_id
 from ptcbox import resolve_tools
 from ptcbox.runtimes import SubprocessRuntime
 from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi
@@ -41,10 +47,6 @@ def search(q: str) -> str:
 
 
 TOOLS = resolve_tools([search])
-
-
-def _landlock_scopes_signals() -> bool:
-    return landlock_abi() >= 6
 
 
 # -- helpers for trusted snippets that talk to the host over their raw socket ------------
@@ -75,18 +77,30 @@ def _raw(data: bytes) -> str:
 
 # -- G1: signals to other processes through F_SETOWN (seccomp does not see them) ---------
 
+# A helper process the probes aim at (never pytest itself): it counts SIGUSR1 until its
+# stdin closes, then prints the count.
+SIGNAL_TARGET = """
+import signal, sys
+got = []
+signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+print("ready", flush=True)
+sys.stdin.read()
+print("got", len(got), flush=True)
+"""
+
 SETOWN_CHILD = """
 import fcntl, os, signal, socket, sys
 from ptcbox.runtimes.subprocess.worker._rlimits import set_no_new_privs
 from ptcbox.runtimes.subprocess.worker._seccomp import forbid_process_creation
-set_no_new_privs()
-forbid_process_creation(confine_dirfd=True)
-target = int(sys.argv[1])
-try:
-    os.kill(target, signal.SIGUSR1)
-    print("kill allowed")
-except PermissionError:
-    print("kill refused")
+target, walled = int(sys.argv[1]), sys.argv[2] == "walled"
+if walled:
+    set_no_new_privs()
+    forbid_process_creation(confine_dirfd=True)
+    try:
+        os.kill(target, signal.SIGUSR1)
+        print("kill allowed")
+    except PermissionError:
+        print("kill refused")
 a, b = socket.socketpair()
 try:
     fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)
@@ -100,26 +114,41 @@ except OSError as exc:
 """
 
 
-def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
-    """G1 (fixed): seccomp refuses fcntl F_SETOWN/F_SETOWN_EX/F_SETSIG and ioctl
-    FIOSETOWN/SIOCSPGRP, through which the kernel would signal another process."""
-    got: list[int] = []
-    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+def _signals_to_a_helper(script: str, mode: str) -> tuple[str, str]:
+    """Run ``script`` (argv: a helper's pid, ``mode``); return its output and the helper's
+    ``got N`` line (the SIGUSR1 the helper received)."""
+    helper = subprocess.Popen(
+        [sys.executable, "-c", SIGNAL_TARGET],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert helper.stdout is not None and helper.stdout.readline() == "ready\n"
         done = subprocess.run(
-            [sys.executable, "-c", SETOWN_CHILD, str(os.getpid())],
+            [sys.executable, "-c", script, str(helper.pid), mode],
             capture_output=True,
             text=True,
             timeout=60,
             check=False,
         )
-        deadline = time.monotonic() + 2.0
-        while not got and time.monotonic() < deadline:
-            time.sleep(0.01)
+        got, _ = helper.communicate("", timeout=60)  # SIGIO is sent within b.send()
     finally:
-        signal.signal(signal.SIGUSR1, previous)
-    assert "kill refused" in done.stdout, done.stdout + done.stderr
-    assert not got, "a process behind the seccomp filter signalled the test process"
+        helper.kill()
+        helper.wait()
+    return done.stdout + done.stderr, got.strip()
+
+
+def test_seccomp_filter_alone_refuses_signals_through_f_setown() -> None:
+    """G1 (fixed): seccomp refuses kill() of another process and fcntl F_SETOWN/F_SETSIG,
+    through which the kernel would signal another process."""
+    # the control: without the filter, the F_SETOWN route alone signals the helper
+    control, got = _signals_to_a_helper(SETOWN_CHILD, "open")
+    assert "armed" in control and got == "got 1", (control, got)
+    out, got = _signals_to_a_helper(SETOWN_CHILD, "walled")
+    assert "kill refused" in out, out
+    assert "refused [Errno 1] Operation not permitted" in out, out
+    assert got == "got 0", (out, got)
 
 
 ROUTES_CHILD = """
@@ -132,8 +161,9 @@ target = int(sys.argv[1])
 nice = os.getpriority(os.PRIO_PROCESS, target)
 cpus = os.sched_getaffinity(target)
 files = resource.prlimit(target, resource.RLIMIT_NOFILE)
-set_no_new_privs()
-forbid_process_creation(confine_dirfd=True)
+if sys.argv[2] == "walled":
+    set_no_new_privs()
+    forbid_process_creation(confine_dirfd=True)
 a, b = socket.socketpair()
 routes = {
     "fcntl F_SETOWN_EX": lambda: fcntl.fcntl(a.fileno(), 15, struct.pack("ii", 1, target)),
@@ -149,25 +179,24 @@ routes = {
     "own fcntl F_GETFL": lambda: fcntl.fcntl(a.fileno(), fcntl.F_GETFL),
     "own sched_getaffinity": lambda: os.sched_getaffinity(0),
 }
+if sys.argv[2] != "walled":  # it would renice every process of this user
+    del routes["setpriority (user)"]
 for name, route in routes.items():
     try:
         route()
         print(name, "allowed")
-    except PermissionError:
-        print(name, "refused")
+    except PermissionError as exc:
+        print(name, "refused" if exc.errno == 1 else "denied")
     except OSError as exc:
         print(name, "error", exc.errno)
 """
 
 
-def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
-    """G1's whole kind: every way to act on another process by pid or as a descriptor's
-    owner (signals, scheduling, priority, limits) is refused behind the seccomp filter;
-    the same calls on the process itself still work."""
+def _routes(mode: str) -> dict[str, str]:
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         done = subprocess.run(
-            [sys.executable, "-c", ROUTES_CHILD, str(helper.pid)],
+            [sys.executable, "-c", ROUTES_CHILD, str(helper.pid), mode],
             capture_output=True,
             text=True,
             timeout=60,
@@ -180,44 +209,56 @@ def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
     finally:
         helper.kill()
         helper.wait()
-    for name, outcome in lines.items():
-        if name.startswith("own "):
-            assert outcome == "allowed", (name, done.stdout)
-        else:
-            assert outcome == "refused", (name, done.stdout)
+    return lines
 
 
-async def test_subprocess_worker_cannot_signal_the_host_through_f_setown() -> None:
-    """G1 (fixed): seccomp refuses F_SETOWN/F_SETSIG (and Landlock's signal scope, ABI 6,
-    catches SIGIO where the kernel has it): no signal reaches the host."""
-    got: list[int] = []
-    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
-    code = FIND_SOCKET + textwrap.dedent(f"""
-        import fcntl, signal, socket
-        a, b = socket.socketpair()
-        for target in ({os.getpid()}, -{os.getpgrp()}):
-            try:
-                fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)
-                fcntl.fcntl(a.fileno(), fcntl.F_SETSIG, signal.SIGUSR1)
-                flags = fcntl.fcntl(a.fileno(), fcntl.F_GETFL)
-                fcntl.fcntl(a.fileno(), fcntl.F_SETFL, flags | os.O_ASYNC)
-                b.send(b"x")
-                a.recv(1)
-            except OSError as exc:
-                print("refused", exc)
-        print("armed")
-    """)
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
-    try:
-        result = await rt.execute(code, TOOLS, timeout=30)
-        await asyncio.sleep(0.5)
-    finally:
-        signal.signal(signal.SIGUSR1, previous)
-        await rt.aclose()
-    assert "armed" in result.stdout, result
-    # seccomp refuses F_SETOWN itself, whatever Landlock scopes (exact: one per target)
-    assert result.stdout.count("refused [Errno 1] Operation not permitted") == 2, result.stdout
-    assert not got
+def test_seccomp_filter_alone_refuses_acting_on_another_process() -> None:
+    """G1's whole kind: every way to act on another process by pid or as a descriptor's
+    owner (signals, scheduling, priority, limits) is refused behind the seccomp filter
+    (its own EPERM); the same calls on the process itself still work. The control: the
+    same calls without the filter all succeed (each sets the value already in place; the
+    user-wide setpriority is left out there, it would renice every process of the user)."""
+    control = _routes("open")
+    assert set(control.values()) == {"allowed"}, control
+    walled = _routes("walled")
+    assert walled.keys() == {*control, "setpriority (user)"}, walled
+    for name, outcome in walled.items():
+        assert outcome == ("allowed" if name.startswith("own ") else "refused"), (name, walled)
+
+
+# The worker's own F_SETOWN (trusted code: what a sandbox escape would leave) names its
+# parent, the host, or the host's process group; arming only (no O_ASYNC), so even the
+# control sends no signal. seccomp's EPERM stops it at the F_SETOWN line.
+_SETOWN = (
+    "import fcntl, os, socket\na, b = socket.socketpair()\ntarget = {target}\n"
+    "fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, target)\n"
+    "print('owner set', target)\n"
+)
+SETOWN = by_id(
+    Attack(
+        name,
+        _SETOWN.format(target=target),
+        4,
+        "PermissionError",
+        "[Errno 1] Operation not permitted",
+        "seccomp",
+        "owner set ",
+        trusted=True,
+    )
+    for name, target in (
+        ("setown_host", "os.getppid()"),
+        ("setown_host_group", "-os.getpgid(os.getppid())"),
+    )
+)
+
+
+@pytest.mark.parametrize("attack", sorted(SETOWN))
+async def test_subprocess_worker_cannot_make_the_host_a_descriptors_owner(attack: str) -> None:
+    """G1 (fixed): seccomp refuses F_SETOWN in the worker, whatever Landlock scopes."""
+    proof = SETOWN[attack]
+    assert_control(proof, SETOWN.values())
+    async with SubprocessRuntime(proof.sandbox_policy(), min_idle=0) as rt:
+        assert_refused(proof, await rt.execute(proof.code, TOOLS, timeout=30))
 
 
 # -- G2: un-awaited tool calls flood the host's shared tool threads and memory -----------
@@ -267,35 +308,82 @@ async def test_unawaited_call_flood_keeps_host_memory_bounded() -> None:
 
 # -- hostile frames from a trusted snippet: never unpickled, capped, a clear error -------
 
-HOSTILE = {
-    "oversize_header": b"\x7f\xff\xff\xffJ",
-    "zero_size": b"\x00\x00\x00\x00J",
-    "unknown_kind": _frame(0x50, b"\x80\x04K\x01."),  # a pickle, kind 'P'
-    "malformed_json": _frame(0x4A, b"{not json"),
-    "not_an_object": _frame(0x4A, b"[1, 2]"),
-    "deep_nesting_orjson": _frame(0x4A, b'{"t":"done","value":' + b"[" * 100_000),
-    "deep_nesting_stdlib": _frame(0x6A, b'{"t":"done","value":' + b"[" * 100_000),
-    "huge_int_digits": _frame(0x6A, b'{"t":"done","value":' + b"9" * 1_000_000 + b"}"),
-    "nan_constant": _frame(0x6A, b'{"t":"done","value":NaN,"error":null,"truncated":false}'),
-    "unknown_tool": _frame(0x4A, b'{"t":"call","id":1,"name":"os.system","args":[],"kwargs":{}}'),
-    "call_id_not_int": _frame(0x4A, b'{"t":"call","id":"1","name":"search","args":[],"kwargs":{}}'),
-    "call_id_bool": _frame(0x4A, b'{"t":"call","id":true,"name":"search","args":[],"kwargs":{}}'),
-    "result_from_worker": _frame(0x4A, b'{"t":"result","id":1,"value":1}'),
-    "done_error_not_text": _frame(
-        0x4A, b'{"t":"done","value":null,"error":1,"error_type":null,"truncated":false}'
+_MALFORMED = "malformed message: "
+# id: (frame, the host's exact refusal after "WireProtocolError: ")
+HOSTILE: dict[str, tuple[bytes, str]] = {
+    "oversize_header": (
+        b"\x7f\xff\xff\xffJ",
+        "frame of 2,147,483,647 bytes exceeds the 16,777,216-byte limit",
     ),
-    "done_truncated_missing": _frame(0x4A, b'{"t":"done","value":null,"error":null}'),
+    "zero_size": (b"\x00\x00\x00\x00J", "empty frame"),
+    "unknown_kind": (_frame(0x50, b"\x80\x04K\x01."), "unknown frame kind 0x50"),  # a pickle
+    "malformed_json": (_frame(0x4A, b"{not json"), _MALFORMED + "unexpected character"),
+    "not_an_object": (
+        _frame(0x4A, b"[1, 2]"),
+        _MALFORMED + "not an object with a string 't' field",
+    ),
+    "deep_nesting_orjson": (
+        _frame(0x4A, b'{"t":"done","value":' + b"[" * 100_000),
+        _MALFORMED + "depth limit exceeded",
+    ),
+    "deep_nesting_stdlib": (
+        _frame(0x6A, b'{"t":"done","value":' + b"[" * 100_000),
+        _MALFORMED + "maximum recursion depth exceeded",
+    ),
+    "huge_int_digits": (
+        _frame(0x6A, b'{"t":"done","value":' + b"9" * 1_000_000 + b"}"),
+        _MALFORMED + "Exceeds the limit (4300 digits) for integer string conversion",
+    ),
+    "nan_constant": (
+        _frame(0x6A, b'{"t":"done","value":NaN,"error":null,"truncated":false}'),
+        _MALFORMED + "NaN is not JSON",
+    ),
+    "unknown_tool": (
+        _frame(0x4A, b'{"t":"call","id":1,"name":"os.system","args":[],"kwargs":{}}'),
+        "the worker called an unknown tool 'os.system'",
+    ),
+    "call_id_not_int": (
+        _frame(0x4A, b'{"t":"call","id":"1","name":"search","args":[],"kwargs":{}}'),
+        "message 'call': field 'id' has type str",
+    ),
+    "call_id_bool": (
+        _frame(0x4A, b'{"t":"call","id":true,"name":"search","args":[],"kwargs":{}}'),
+        "message 'call': field 'id' has type bool",
+    ),
+    "result_from_worker": (
+        _frame(0x4A, b'{"t":"result","id":1,"value":1}'),
+        "unexpected message type 'result' from the worker",
+    ),
+    "done_error_not_text": (
+        _frame(0x4A, b'{"t":"done","value":null,"error":1,"error_type":null,"truncated":false}'),
+        "malformed 'done' message: error fields are not text",
+    ),
+    "done_truncated_missing": (
+        _frame(0x4A, b'{"t":"done","value":null,"error":null}'),
+        "malformed 'done' message: 'truncated' is not a bool",
+    ),
 }
 
 
-@pytest.mark.parametrize("data", list(HOSTILE.values()), ids=list(HOSTILE))
-async def test_hostile_frame_is_a_clean_wire_protocol_error(data: bytes) -> None:
+async def test_a_well_formed_frame_written_the_same_way_is_read() -> None:
+    """The control of the hostile frames: what the trusted snippet writes on its raw
+    socket is what the host decodes (a forged, well-formed 'done' is the result)."""
+    done = b'{"t":"done","value":42,"error":null,"error_type":null,"truncated":false}'
+    async with SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1) as rt:
+        result = await rt.execute(_raw(_frame(0x4A, done)), TOOLS, timeout=30)
+    assert (result.error, result.value) == (None, 42), result
+
+
+@pytest.mark.parametrize("frame", list(HOSTILE), ids=list(HOSTILE))
+async def test_hostile_frame_is_a_clean_wire_protocol_error(frame: str) -> None:
+    data, refusal = HOSTILE[frame]
     rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1)
     try:
         started = time.monotonic()
         result = await rt.execute(_raw(data), TOOLS, timeout=30)
         assert time.monotonic() - started < 25, "the host waited for the deadline"
         assert result.error_type == "WireProtocolError", result
+        assert (result.error or "").startswith("WireProtocolError: " + refusal), result.error
         assert result.return_code == 1
         after = await rt.execute("print(search(q='ok'))", TOOLS, timeout=30)
         assert after.stdout == "r:ok\n", after
@@ -304,18 +392,23 @@ async def test_hostile_frame_is_a_clean_wire_protocol_error(data: bytes) -> None
 
 
 async def test_hostile_kwargs_names_are_a_type_error_not_a_host_error() -> None:
-    call = {"t": "call", "id": 1, "name": "search", "args": [], "kwargs": {"**": 1, "q": "a"}}
-    code = (
-        FIND_SOCKET
-        + f"os.write(fd, message({call!r}))\n"
-        + "data = os.read(fd, 65536)\nprint(json.loads(data[5:])['kind'])\n"
-    )
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
-    try:
+    """A forged call with a keyword named ``**`` is the tool's TypeError, sent back to
+    the worker; the control, a well-formed call written the same way first, gets the
+    tool's result (the raw route reaches the host's tool dispatch)."""
+    good = {"t": "call", "id": 1, "name": "search", "args": [], "kwargs": {"q": "a"}}
+    bad = {"t": "call", "id": 2, "name": "search", "args": [], "kwargs": {"**": 1, "q": "a"}}
+    code = FIND_SOCKET + textwrap.dedent(f"""
+        for call in ({good!r}, {bad!r}):
+            os.write(fd, message(call))
+            reply = json.loads(os.read(fd, 65536)[5:])
+            print(reply["t"], reply.get("value"), reply.get("kind"), reply.get("message"))
+    """)
+    async with SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0) as rt:
         result = await rt.execute(code, TOOLS, timeout=30)
-    finally:
-        await rt.aclose()
-    assert result.stdout == "TypeError\n", result
+    assert result.stdout == (
+        "result r:a None None\n"
+        "error None TypeError search() got an unexpected keyword argument '**'\n"
+    ), result
 
 
 # -- the rehearsal leaves nothing behind --------------------------------------------------
@@ -359,38 +452,45 @@ async def test_rehearsal_leaves_no_descriptor_alarm_or_state() -> None:
     assert result.return_code == 0
 
 
-async def test_trusted_code_that_neuters_the_audit_hook_still_meets_the_kernel_walls(
-    tmp_path: Any,
-) -> None:
-    """Defence in depth: trusted code can rewrite the audit gate; Landlock still holds."""
+# Trusted code rewrites the audit gate (what a sandbox escape could do), then writes
+# outside its working directory, into a directory anyone may write to (so that file
+# permissions of a worker dropped to ``nobody`` do not stop it first): Landlock refuses.
+NEUTER_AUDIT = """import gc, sys
+audit = sys.modules["ptcbox.runtimes.subprocess.worker._audit"]
+audit._refuse = lambda *a: None
+for obj in gc.get_objects():
+    if type(obj).__name__ == "AuditGate":
+        obj.workdir = "/"
+import ctypes  # the hook no longer refuses anything
+open({target!r}, "w").write("x")
+print("WROTE")
+"""
+
+
+async def test_trusted_code_that_neuters_the_audit_hook_still_meets_landlock() -> None:
+    """Defence in depth: trusted code can rewrite the audit gate; Landlock still holds.
+    The control (Landlock off, in a child) writes the file."""
     if landlock_abi() < 1:
         pytest.skip("no Landlock on this kernel")
-    target = tmp_path / "pwned"
-    code = textwrap.dedent(f"""
-        import gc, sys
-        audit = sys.modules["ptcbox.runtimes.subprocess.worker._audit"]
-        audit._refuse = lambda *a: None
-        for obj in gc.get_objects():
-            if type(obj).__name__ == "AuditGate":
-                obj.workdir = "/"
-        import ctypes  # the hook no longer refuses anything
-        try:
-            open({str(target)!r}, "w").write("x")
-            print("WROTE")
-        except OSError as exc:
-            print("refused", type(exc).__name__)
-        try:
-            print("ENV", open("/proc/{os.getpid()}/environ", "rb").read()[:20])
-        except OSError as exc:
-            print("refused", type(exc).__name__)
-    """)
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=0)
-    try:
-        result = await rt.execute(code, TOOLS, timeout=30)
-    finally:
-        await rt.aclose()
-    assert "WROTE" not in result.stdout and "ENV" not in result.stdout, result
-    assert not target.exists()
+    with tempfile.TemporaryDirectory() as shared:
+        os.chmod(shared, 0o777)  # the file permissions must not be the wall
+        proof = Attack(
+            "neutered_audit_write",
+            NEUTER_AUDIT.format(target=f"{shared}/control"),
+            8,
+            "PermissionError",
+            f"[Errno 13] Permission denied: '{shared}/control'",
+            "landlock",
+            "WROTE",
+            trusted=True,
+        )
+        assert_control(proof)
+        assert os.path.exists(f"{shared}/control")
+        os.unlink(f"{shared}/control")
+        async with SubprocessRuntime(proof.sandbox_policy(), min_idle=0) as rt:
+            result = await rt.execute(proof.code, TOOLS, timeout=30)
+        assert_refused(proof, result)
+        assert not os.listdir(shared)
 
 
 # -- idle-worker check: stopped or dying workers are never handed out ---------------------
@@ -537,9 +637,12 @@ async def test_closing_the_runtime_mid_execution_is_clean() -> None:
     task = asyncio.create_task(rt.execute("slow(seconds=2)", SLOW_TOOLS, timeout=30))
     await asyncio.sleep(0.5)
     await rt.aclose()
-    with contextlib.suppress(Exception):
-        await task
-    assert task.done()
+    outcome = (await asyncio.gather(task, return_exceptions=True))[0]
+    # the execution ends with the closed runtime's error or a crashed worker's result
+    if isinstance(outcome, BaseException):
+        assert type(outcome).__name__ == "RuntimeClosedError", repr(outcome)
+    else:
+        assert outcome.error_type == "WorkerCrashed", outcome
     assert not _idle_workers() and not psutil.Process().children()
 
 
@@ -580,44 +683,191 @@ async def test_two_hundred_concurrent_executions() -> None:
 
 
 # -- classic escapes under the default policy (both runtimes) -----------------------------
+# Each follows ``_proof``: a control in a child Python under the default policy with only
+# its guard off reaches the host object; the real policy refuses it with the guard's words
+# on the targeted line. Dropped as refused by CPython itself: ``format_spec``
+# (``function.__format__`` rejects any spec) and ``awaitable_vars`` (a tool call's
+# awaitable has no ``__dict__``: ``vars()`` raises TypeError). The asyncio ones were sync
+# snippets (CPython: no running loop); they now make a task in a running loop.
 
-ESCAPES = {
-    "task_get_stack": "import asyncio\nfs = asyncio.current_task().get_stack()\n"
-    "print('ESCAPED', fs[0].f_globals)",
-    "task_coro_frame": "import asyncio\n"
-    "print('ESCAPED', asyncio.current_task().get_coro().cr_frame)",
-    "print_stack": "import asyncio\nasyncio.current_task().print_stack()\nprint('ESCAPED')",
-    "running_loop": "import asyncio\nl = asyncio.get_running_loop()\n"
-    "print('ESCAPED', await l.run_in_executor(None, print, 1))",
-    "gen_frame_getattr": "def g():\n    yield 1\nprint('ESCAPED', getattr(g(), 'gi_' + 'frame'))",
-    "tb_frame_via_exit": "class C:\n    def __enter__(self): pass\n"
-    "    def __exit__(self, t, v, tb):\n        print('ESCAPED', tb.tb_frame.f_globals)\n"
-    "        return True\nwith C():\n    1/0",
-    "stub_closure_getattr": "print('ESCAPED', getattr(search, '__clo' + 'sure__'))",
-    "reduce_getattr": "import functools\n"
-    "print('ESCAPED', functools.reduce(getattr, ['__globals__'], search))",
-    "map_getattr": "print('ESCAPED', list(map(getattr, [search], ['__globals__'])))",
-    "methodcaller": "import operator\n"
-    "print('ESCAPED', operator.methodcaller('__getattribute__', '__globals__')(search))",
-    "string_formatter": "import string\n"
-    "print('ESCAPED', string.Formatter().get_field('0.__globals__', (search,), {}))",
-    "format_spec": "print('ESCAPED', format(search, '{0.__globals__}'))",
-    "awaitable_await_iter": "c = search(q='a')\nprint('ESCAPED', c.__await__().gi_frame)",
-    "awaitable_vars": "c = search(q='a')\nprint('ESCAPED', vars(c))",
-    "mro_call": "print('ESCAPED', getattr(type(()), 'mro')())",
-    "type_three_args": "print('ESCAPED', type('X', (), {}))",
-    "json_object_hook": "import json\n"
-    "print('ESCAPED', json.loads('{}', object_hook=lambda d: getattr(search, '__globals__')))",
-    "result_class": "r = search(q='x')\nprint('ESCAPED', getattr(r, '__class__').__mro__)",
+_INTERNALS = "(frame, code, traceback and generator internals are off limits)"
+_LOOP = "(it leads to the event loop, coroutines or frames)"
+_SPECIAL = "of 'function' object is not allowed (special attributes are off limits)"
+_HOST_GLOBALS = "{'__name__': 'ptcbox."
+_TASK = "import asyncio\nt = asyncio.create_task(asyncio.sleep(0))\n"
+
+# id: (snippet, line, error type, the guard's message, guard, control marker, compile time)
+_ESCAPES: dict[str, tuple[str, int, str, str, str, str, bool]] = {
+    "task_get_stack": (
+        _TASK + "print('ESCAPED', t.get_stack())\nawait t",
+        3,
+        "PolicyViolation",
+        f'"get_stack" is a restricted attribute {_LOOP}',
+        "attribute",
+        "ESCAPED [<frame",
+        True,
+    ),
+    "task_coro_frame": (
+        _TASK + "print('ESCAPED', t.get_coro().cr_frame)\nawait t",
+        3,
+        "PolicyViolation",
+        f'"cr_frame" is a restricted attribute {_INTERNALS}',
+        "attribute",
+        "ESCAPED <frame",
+        True,
+    ),
+    "print_stack": (
+        _TASK + "import io\nb = io.StringIO()\nt.print_stack(file=b)\n"
+        "print('ESCAPED', b.getvalue())\nawait t",
+        5,
+        "PolicyViolation",
+        f'"print_stack" is a restricted attribute {_LOOP}',
+        "attribute",
+        "ESCAPED Stack for <Task",
+        True,
+    ),
+    "running_loop": (
+        "import asyncio\nl = asyncio.get_running_loop()\n"
+        "print('ESCAPED', await l.run_in_executor(None, print, 1))",
+        3,
+        "AttributeError",
+        "loop.run_in_executor is not available in the sandbox (it reaches threads, processes,"
+        " sockets or other tasks)",
+        "module_views",
+        "1\nESCAPED None",
+        False,
+    ),
+    "gen_frame_getattr": (
+        "def g():\n    yield 1\nprint('ESCAPED', getattr(g(), 'gi_' + 'frame'))",
+        3,
+        "PolicyViolation",
+        f"access to attribute 'gi_frame' of 'generator' object is not allowed {_INTERNALS}",
+        "attribute",
+        "ESCAPED <frame",
+        False,
+    ),
+    "tb_frame_via_exit": (
+        "class C:\n    def __enter__(self): pass\n"
+        "    def __exit__(self, t, v, tb):\n        print('ESCAPED', tb.tb_frame.f_globals)\n"
+        "        return True\nwith C():\n    1/0",
+        4,
+        "PolicyViolation",
+        f'"tb_frame" is a restricted attribute {_INTERNALS}',
+        "attribute",
+        "ESCAPED {'__name__'",
+        True,
+    ),
+    "stub_closure_getattr": (
+        "print('ESCAPED', getattr(search, '__clo' + 'sure__'))",
+        1,
+        "PolicyViolation",
+        f"access to attribute '__closure__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED (<cell",
+        False,
+    ),
+    "reduce_getattr": (
+        "import functools\nprint('ESCAPED', functools.reduce(getattr, ['__globals__'], search))",
+        2,
+        "PolicyViolation",
+        f"access to attribute '__globals__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED " + _HOST_GLOBALS,
+        False,
+    ),
+    "map_getattr": (
+        "print('ESCAPED', list(map(getattr, [search], ['__globals__'])))",
+        1,
+        "PolicyViolation",
+        f"access to attribute '__globals__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED [" + _HOST_GLOBALS,
+        False,
+    ),
+    "methodcaller": (
+        "import operator\n"
+        "print('ESCAPED', operator.methodcaller('__getattribute__', '__globals__')(search))",
+        2,
+        "PolicyViolation",
+        f"access to attribute '__getattribute__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED " + _HOST_GLOBALS,
+        False,
+    ),
+    "string_formatter": (
+        "import string\n"
+        "print('ESCAPED', string.Formatter().get_field('0.__globals__', (search,), {}))",
+        2,
+        "AttributeError",
+        "string.Formatter is not available in the sandbox: get_field() walks attributes of its"
+        " arguments (GHSA-hp3v-5vw7-fx9w)",
+        "module_views",
+        "ESCAPED (" + _HOST_GLOBALS,
+        False,
+    ),
+    "awaitable_await_iter": (
+        "import asyncio\nawait asyncio.sleep(0)\nc = search(q='a')\n"
+        "print('ESCAPED', getattr(c.__await__(), 'gi_' + 'frame'))",
+        4,
+        "PolicyViolation",
+        'access to attribute "__await__" is not allowed',
+        "attribute",
+        "ESCAPED <frame",
+        True,
+    ),
+    "mro_call": (
+        "print('ESCAPED', getattr(type(()), 'mro')())",
+        1,
+        "PolicyViolation",
+        "access to attribute 'mro' of class 'tuple' is not allowed (class-hierarchy traversal"
+        " is off limits)",
+        "attribute",
+        "ESCAPED [<class 'tuple'>, <class 'object'>]",
+        False,
+    ),
+    "type_three_args": (
+        "print('ESCAPED', type('X', (), {}))",
+        1,
+        "PolicyViolation",
+        "type() with 3 arguments is not available in the sandbox; use a class statement",
+        "metaclass",
+        "ESCAPED <class",
+        False,
+    ),
+    "json_object_hook": (
+        "import json\n"
+        "print('ESCAPED', json.loads('{}', object_hook=lambda d: getattr(search, '__globals__')))",
+        2,
+        "PolicyViolation",
+        f"access to attribute '__globals__' {_SPECIAL}",
+        "attribute",
+        "ESCAPED " + _HOST_GLOBALS,
+        False,
+    ),
+    "result_class": (
+        "r = search(q='x')\nprint('ESCAPED', getattr(r, '__class__').__mro__)",
+        2,
+        "PolicyViolation",
+        "access to attribute '__class__' of 'str' object is not allowed (only on the snippet's"
+        " own objects and exceptions; use type(obj))",
+        "attribute",
+        "ESCAPED (<class 'str'>, <class 'object'>)",
+        False,
+    ),
 }
+ESCAPES = by_id(
+    Attack(name, code, line, kind, message, guard, marker, compile_time=compiled)
+    for name, (code, line, kind, message, guard, marker, compiled) in _ESCAPES.items()
+)
 
 
-@pytest.mark.parametrize("code", list(ESCAPES.values()), ids=list(ESCAPES))
-async def test_classic_escape_is_refused(runtime: Any, tools: Any, code: str) -> None:
-    result = await runtime.execute(code, tools, timeout=20)
+@pytest.mark.parametrize("attack", sorted(ESCAPES))
+async def test_classic_escape_proves_its_guard(runtime: Any, tools: Any, attack: str) -> None:
+    proof = ESCAPES[attack]
+    assert_control(proof, ESCAPES.values())
+    result = await runtime.execute(proof.code, tools, timeout=20)
+    assert_refused(proof, result)
     assert MARK not in result.stdout, result.stdout
-    assert result.return_code == 1, result
-    assert result.error
 
 
 # -- G3/G4: ThreadRuntime and async snippets that fight the stop ------------------------

@@ -38,6 +38,8 @@ GUARDS: Final = {
     "import_allowlist": "any module may be imported (_modules)",
     "size": "size limits on ints, repetition, padding, constructors (_limits)",
     "alive": "code of an ended execution keeps running (_globals alive object)",
+    "resume": "no alive check where suspended code resumes: generator-expression steps,"
+    " code after yield/await (_resume)",
 }
 """Language-level guards of the sandbox (both runtimes)."""
 

@@ -9,6 +9,7 @@ import types
 from dataclasses import dataclass
 
 from ptcbox.errors import PolicyViolation
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._policy import SandboxPolicy
 from ptcbox.sandbox._refusals import explain_compile_error
 from ptcbox.sandbox._resume import add_resume_checks
@@ -85,6 +86,9 @@ def compile_snippet(
     return _compile_cached(code, policy.restricted, filename, os_enforced_limits)
 
 
+_RESUME_OFF = off("resume")  # test-only ablation (see _ablation)
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _compile_cached(
     code: str, restricted: bool, filename: str, os_enforced_limits: bool
@@ -106,7 +110,7 @@ def _compile_cached(
                 + "\n".join(f"  {explain_compile_error(e)}" for e in errors)
             )
         has_value = transformer.has_value
-        if not os_enforced_limits:  # where suspended code resumes (red-team R1)
+        if not os_enforced_limits and not _RESUME_OFF:  # where suspended code resumes (R1)
             add_resume_checks(tree)
     else:
         has_value = _store_trailing_value(tree)
