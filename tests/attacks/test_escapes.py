@@ -7,6 +7,7 @@ assert the SAFE behaviour, so they start passing (and strict xfail turns red) on
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from typing import Any
 
@@ -579,7 +580,22 @@ async def test_attack_is_refused(runtime: Any, tools: Any, attack: str) -> None:
     assert_refused(proof, await run(runtime, tools, proof.code))
 
 
+B12_EXIT = 'print("before")\nraise SystemExit(3)'
+
+
 async def test_b12_system_exit_keeps_host_alive(runtime: Any, tools: Any) -> None:
-    result = await run(runtime, tools, 'print("before")\nraise SystemExit(3)')
+    # control: plain exec in a child Python ends that process with the snippet's status
+    script = f"exec({B12_EXIT!r})\nprint('host still here')"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout) == (3, "before\n"), done
+    result = await run(runtime, tools, B12_EXIT)
     assert result.return_code == 1 and result.error_type == "SystemExit"
     assert result.stdout == "before\n"
+    assert result.error is not None and 'File "<snippet>", line 2' in result.error
+    assert result.error.endswith(
+        "SystemExit: 3\nthe code exited with status 3 (sys.exit / SystemExit with a non-zero code)"
+    )
+    again = await run(runtime, tools, "print('next')")  # the runtime (and host) go on
+    assert again.ok and again.stdout == "next\n", again
