@@ -283,6 +283,8 @@ def result_without(attack: Attack, switches: Iterable[str]) -> ChildResult:
 
     For an attack whose route is closed by an earlier guard as well: turning that earlier
     guard off (never the attack's own) shows the attack's own guard refuses it by itself.
+    Switches this process already runs with (a guard-ablation run) stay off in the child
+    too, so that run sees the attack's own guard go.
     Added for issue 18's retrofit (additive: the helpers above are unchanged).
 
     Raises:
@@ -290,8 +292,8 @@ def result_without(attack: Attack, switches: Iterable[str]) -> ChildResult:
     """
     off = tuple(switches)
     assert attack.guard not in off, (attack.id, off)
-    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
-    env[ENV_VAR] = ",".join(off)
+    inherited = [name for name in os.environ.get(ENV_VAR, "").split(",") if name.strip()]
+    env = {**os.environ, ENV_VAR: ",".join(sorted({*inherited, *off}))}
     job = {
         "code": attack.code,
         "runtime": attack.runtime,

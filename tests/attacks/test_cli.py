@@ -89,6 +89,6 @@ def test_cli_default_runtime_does_not_leak_host_modules(tmp_path: Path) -> None:
         UPDATE_WRAPPER.code.encode(), *args, tmp=tmp_path, env={**env, ENV_VAR: "module_views"}
     )
     assert json.loads(control.stdout)["stdout"] == "ESCAPED module\n", control  # the escape
-    proc = run(UPDATE_WRAPPER.code.encode(), *args, tmp=tmp_path, env=env)
+    proc = run(UPDATE_WRAPPER.code.encode(), *args, tmp=tmp_path)  # this process's switches
     assert proc.returncode == 1
     assert_refused(UPDATE_WRAPPER, SimpleNamespace(**json.loads(proc.stdout)))
