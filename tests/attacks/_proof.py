@@ -35,7 +35,15 @@ from typing import Any
 from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._ablation import ENV_VAR, GUARDS, WALLS
 
-__all__ = ["Attack", "assert_control", "assert_refused", "by_id", "control_output"]
+__all__ = [
+    "Attack",
+    "ChildResult",
+    "assert_control",
+    "assert_refused",
+    "by_id",
+    "control_output",
+    "result_without",
+]
 
 CHILD_MEMORY_BYTES = 3 << 30
 """Address-space cap of a control's child Python (a size bomb with its guard off)."""
@@ -233,3 +241,75 @@ def _short(text: str | None, limit: int = 1500) -> str:
     if text is None or len(text) <= limit:
         return repr(text)
     return repr(text[: limit // 2]) + " ... " + repr(text[-limit // 2 :])
+
+
+_CHILD_RESULT = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from ptcbox import resolve_tools
+    from ptcbox.runtimes import SubprocessRuntime, ThreadRuntime
+    from ptcbox.sandbox import SandboxPolicy
+
+    def search(q: str) -> str:
+        \"\"\"Search for q.\"\"\"
+        return "r:" + q
+
+    job = json.loads(sys.stdin.read())
+
+    async def main():
+        policy = SandboxPolicy.trusted() if job["trusted"] else SandboxPolicy()
+        policy = policy.replace(**job["policy"]) if job["policy"] else policy
+        kind = SubprocessRuntime if job["runtime"] == "subprocess" else ThreadRuntime
+        async with kind(policy) as rt:
+            r = await rt.execute(job["code"], resolve_tools([search]), timeout=30)
+        return {"stdout": r.stdout, "error": r.error, "error_type": r.error_type}
+
+    sys.stdout.write("\\n@@RESULT@@" + json.dumps(asyncio.run(main())))
+    """
+)
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """What :func:`result_without` returns: the fields :func:`assert_refused` reads."""
+
+    stdout: str
+    error: str | None
+    error_type: str | None
+
+
+def result_without(attack: Attack, switches: Iterable[str]) -> ChildResult:
+    """Run ``attack`` under its real policy in a child Python with ``switches`` off.
+
+    For an attack whose route is closed by an earlier guard as well: turning that earlier
+    guard off (never the attack's own) shows the attack's own guard refuses it by itself.
+    Switches this process already runs with (a guard-ablation run) stay off in the child
+    too, so that run sees the attack's own guard go.
+    Added for issue 18's retrofit (additive: the helpers above are unchanged).
+
+    Raises:
+        AssertionError: ``switches`` includes the attack's own guard, or the child failed.
+    """
+    off = tuple(switches)
+    assert attack.guard not in off, (attack.id, off)
+    inherited = [name for name in os.environ.get(ENV_VAR, "").split(",") if name.strip()]
+    env = {**os.environ, ENV_VAR: ",".join(sorted({*inherited, *off}))}
+    job = {
+        "code": attack.code,
+        "runtime": attack.runtime,
+        "trusted": attack.trusted,
+        "policy": dict(attack.policy),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD_RESULT],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=150,
+        check=False,
+    )
+    _, sep, tail = done.stdout.rpartition("@@RESULT@@")
+    if not sep:
+        raise AssertionError(f"child failed: {done.stdout}\n{done.stderr}")
+    return ChildResult(**json.loads(tail))

@@ -38,16 +38,26 @@ def _forge_done(value: str) -> str:
 
 
 async def test_a_done_value_over_the_cap_is_refused_by_the_host() -> None:
-    """5M small items in 15 MB of JSON decoded to +390 MB and stayed in the result."""
+    """5M small items in 15 MB of JSON decoded to +390 MB and stayed in the result.
+    Control: the very same frames are decoded into the result when the cap allows them
+    (both checks are keyed on max_output_bytes)."""
+    wide = POLICY.replace(max_output_bytes=100_000_000)
+    async with SubprocessRuntime(wide) as runtime:
+        for n in (150_000, 3_000_000):
+            control = await runtime.execute(_forge_done(f"[0] * {n:_}"), TOOLS, timeout=60)
+            assert control.ok and control.value == [0] * n, control.error  # decoded, kept
     async with SubprocessRuntime(POLICY) as runtime:
-        control = await runtime.execute(_forge_done("list(range(1000))"), TOOLS)
-        assert control.ok and control.value == list(range(1000))  # positive control
         items = await runtime.execute(_forge_done("[0] * 150_000"), TOOLS)
-        assert items.error_type == "WireProtocolError", items.error
-        assert "the 'done' value is over the output cap: at least " in (items.error or "")
+        assert items.error_type == "WireProtocolError" and items.value is None, items.error
+        assert (items.error or "").startswith(
+            "WireProtocolError: the 'done' value is over the output cap: at least "
+        )
+        assert (items.error or "").endswith("> 200,000 (max_output_bytes=100,000, twice)")
         big = await runtime.execute(_forge_done("[0] * 3_000_000"), TOOLS)
-        assert big.error_type == "WireProtocolError", big.error
-        assert "-byte message that is not a tool call from the worker" in (big.error or "")
+        assert big.error_type == "WireProtocolError" and big.value is None, big.error
+        assert big.error == (
+            "WireProtocolError: a 9,000,079-byte message that is not a tool call from the worker"
+        )
 
 
 FORGED = FIND_SOCKET + textwrap.dedent("""

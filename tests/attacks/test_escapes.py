@@ -6,11 +6,16 @@ assert the SAFE behaviour, so they start passing (and strict xfail turns red) on
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from ._proof import Attack, assert_control, assert_refused, by_id
+from ptcbox.sandbox._owner import PRIVATE_ATTR
+
+from ._proof import Attack, assert_control, assert_refused, by_id, result_without
 
 pytestmark = pytest.mark.anyio
 
@@ -77,57 +82,134 @@ async def test_update_wrapper_cannot_merge_host_globals(
 # reaching a wall) is test_host_safety.py::test_dir_fd_write_outside_the_workdir.
 
 
-EVENT_LOOP_VIA_FORGED_PRIVATE_OK = """
-import typing, asyncio
-def get(self, inst, owner):
-    return owner
-D = typing.ABCMeta("D", (), {"__get__": get})
-Q = typing.ABCMeta("Q", (asyncio.Queue,), {"_ptc_private_ok_": D()})
-q = Q()
-await asyncio.sleep(0)
-print("LOOP", type(q._get_loop()).__name__)
-"""
+# F2: the ownership marks were read with getattr, so a class-dict descriptor named like a
+# mark (here classmethod(property(...)), which answers the class lookup with the class
+# itself) forged private_ok() and opened the host's event loop. Snippets cannot put that
+# name into a class dict: 3-argument type() (metaclass guard), typing.ABCMeta, make_dataclass,
+# types.new_class (module views) and class-body names (names guard) are all refused first.
+# So the test turns the route's guard off (never the ownership check) to reach the check.
+FORGED_PRIVATE_OK = Attack(
+    "private_ok_forged",
+    "import asyncio\n"
+    "Q = type('Q', (asyncio.Queue,), {'_ptc_private_ok_': classmethod(property(lambda c: c))})\n"
+    "print('BUILT')\n"
+    "q = Q()\n"
+    "await asyncio.sleep(0)\n"
+    "print('LOOP', type(q._get_loop()).__name__)",
+    6,
+    "PolicyViolation",
+    "access to private attribute '_get_loop' of 'Q' object is not allowed; private attributes "
+    "are only accessible on the snippet's own classes and objects",
+    "owner",
+    "LOOP _UnixSelectorEventLoop",
+    also_off=("metaclass",),
+)
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 13), reason="classmethod no longer wraps property")
 async def test_private_ok_cannot_be_forged(runtime: Any, tools: Any) -> None:
-    result = await run(runtime, tools, EVENT_LOOP_VIA_FORGED_PRIVATE_OK)
-    assert "LOOP" not in result.stdout
-    assert result.return_code == 1
+    forged = type("Q", (asyncio.Queue,), {PRIVATE_ATTR: classmethod(property(lambda c: c))})
+    assert getattr(forged, PRIVATE_ATTR) is forged  # what the old getattr lookup saw
+    assert_control(FORGED_PRIVATE_OK)  # route and ownership check off: the host's loop
+    reached = result_without(FORGED_PRIVATE_OK, ["metaclass"])
+    assert reached.stdout == "BUILT\n"  # the forged class exists; the check refuses it
+    assert_refused(FORGED_PRIVATE_OK, reached)
+    result = await run(runtime, tools, FORGED_PRIVATE_OK.code)  # the real policy
+    assert result.error_type == "PolicyViolation" and result.stdout == "", result
+    assert result.error is not None and 'File "<snippet>", line 2' in result.error
+    assert result.error.rstrip().endswith(
+        "type() with 3 arguments is not available in the sandbox; use a class statement "
+        "(type(obj) with one argument works)"
+    )
 
 
-@pytest.mark.parametrize(
-    "code",
-    [
-        "import typing\nX = typing.ABCMeta('X', (), {'__getattr__': lambda s, n: n})\nX().x",
-        "import typing\nX = typing.ABCMeta('X', (), {'__del__': lambda s: None})",
-    ],
+_METACLASS = (
+    "typing.ABCMeta is not available in the sandbox: a metaclass: calling it builds a class "
+    "from arbitrary (dunder) names"
 )
-async def test_abcmeta_cannot_build_classes_with_arbitrary_dunders(
-    runtime: Any, tools: Any, code: str
+_NOT_GLOBALS_FIELD = (
+    "access to attribute '__globals__' of 'function' object is not allowed (special "
+    "attributes are off limits)"
+)
+BUILT_CLASSES = by_id(
+    [
+        # typing.ABCMeta is a metaclass: a class from a dict of dunders (the metaclass guard
+        # of class statements would refuse the call too: also off in the control)
+        Attack(
+            "abcmeta_getattr",
+            "import typing\n"
+            "X = typing.ABCMeta('X', (), {'__getattr__': lambda s, n: 'ESCAPED ' + n})\n"
+            "print(X().x)",
+            2,
+            "AttributeError",
+            _METACLASS,
+            "module_views",
+            "ESCAPED x",
+            also_off=("metaclass",),
+        ),
+        Attack(
+            "abcmeta_del",
+            "import typing\n"
+            "X = typing.ABCMeta('X', (), {'__del__': lambda s: print('ESCAPED del')})\n"
+            "x = X()\ndel x",
+            2,
+            "AttributeError",
+            _METACLASS,
+            "module_views",
+            "ESCAPED del",
+            also_off=("metaclass",),
+        ),
+        Attack(
+            "uuid_enum_functional_dunder",
+            "import uuid\nE = uuid.Enum('E', {'A': 1, '__str__': lambda s: 'ESCAPED dunder'})\n"
+            "print(E.A)",
+            2,
+            "PolicyViolation",
+            "enum member name '__str__' is not allowed (names must be plain str not starting "
+            "with '_')",
+            "module_views",
+            "ESCAPED dunder",
+        ),
+        # str subclasses reach str.format by other names: the format guard sees them all
+        Attack(
+            "str_subclass_format",
+            "class S(str): pass\nprint(S.format('{0.__globals__[__builtins__]}', search)[:40])",
+            2,
+            "PolicyViolation",
+            _NOT_GLOBALS_FIELD,
+            "format",
+            "{'__name__': 'builtins'",
+        ),
+        Attack(
+            "str_subclass_format_map",
+            "class S(str): pass\nprint(S.format_map('{t.__class__}', {'t': search}))",
+            2,
+            "PolicyViolation",
+            "access to attribute '__class__' of 'function' object is not allowed (only on the "
+            "snippet's own objects and exceptions; use type(obj))",
+            "format",
+            "<class 'function'>",
+        ),
+        Attack(
+            "str_subclass_super_format",
+            "class S(str): pass\ns = S('{0.__globals__}')\nprint(super(S, s).format(search)[:40])",
+            3,
+            "PolicyViolation",
+            _NOT_GLOBALS_FIELD,
+            "format",
+            "{'__name__': 'ptcbox.sandbox._globals'",
+        ),
+    ]
+)
+
+
+@pytest.mark.parametrize("attack", sorted(BUILT_CLASSES))
+async def test_metaclass_enum_and_format_routes_prove_their_guard(
+    runtime: Any, tools: Any, attack: str
 ) -> None:
-    result = await run(runtime, tools, code)
-    assert result.return_code == 1
-
-
-async def test_uuid_enum_functional_api_refuses_dunders(runtime: Any, tools: Any) -> None:
-    code = "import uuid\nE = uuid.Enum('E', {'A': 1, '__del__': lambda s: None})\nprint('MADE')"
-    result = await run(runtime, tools, code)
-    assert "MADE" not in result.stdout
-    assert result.return_code == 1
-
-
-@pytest.mark.parametrize(
-    "code",
-    [
-        "class S(str): pass\nprint(S.format('{0.__globals__[__builtins__]}', search)[:40])",
-        "class S(str): pass\nprint(S.format_map('{t.__class__}', {'t': search}))",
-        "class S(str): pass\ns = S('{0.__globals__}')\nprint(super(S, s).format(search)[:40])",
-    ],
-)
-async def test_str_subclass_format_is_refused(runtime: Any, tools: Any, code: str) -> None:
-    result = await run(runtime, tools, code)
-    assert result.return_code == 1
-    assert "builtins" not in result.stdout and "function" not in result.stdout
+    proof = BUILT_CLASSES[attack]
+    assert_control(proof, BUILT_CLASSES.values())
+    assert_refused(proof, await run(runtime, tools, proof.code))
 
 
 # -- attacks that are stopped (regression tests) --------------------------------------
@@ -498,7 +580,22 @@ async def test_attack_is_refused(runtime: Any, tools: Any, attack: str) -> None:
     assert_refused(proof, await run(runtime, tools, proof.code))
 
 
+B12_EXIT = 'print("before")\nraise SystemExit(3)'
+
+
 async def test_b12_system_exit_keeps_host_alive(runtime: Any, tools: Any) -> None:
-    result = await run(runtime, tools, 'print("before")\nraise SystemExit(3)')
+    # control: plain exec in a child Python ends that process with the snippet's status
+    script = f"exec({B12_EXIT!r})\nprint('host still here')"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout) == (3, "before\n"), done
+    result = await run(runtime, tools, B12_EXIT)
     assert result.return_code == 1 and result.error_type == "SystemExit"
     assert result.stdout == "before\n"
+    assert result.error is not None and 'File "<snippet>", line 2' in result.error
+    assert result.error.endswith(
+        "SystemExit: 3\nthe code exited with status 3 (sys.exit / SystemExit with a non-zero code)"
+    )
+    again = await run(runtime, tools, "print('next')")  # the runtime (and host) go on
+    assert again.ok and again.stdout == "next\n", again

@@ -13,16 +13,39 @@ failure it would spin there forever.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 from attacks._child import child_output
+from ptcbox.sandbox._ablation import ENV_VAR
+
+# The attacks follow the _proof pattern. The guard (switch ``alive``) has two layers: the
+# ``_alive_.running`` check, and, once the execution's globals are cleared, the missing
+# ``_alive_`` name (red-team R5). Refusal: the payload spins forever, and the child's spy
+# on sys.unraisablehook (above the runtime's, which stays silent about them) sees the
+# guard's own error at the collection, three times over; the child finishes. Control: in a
+# child with the alive checks switched off, the same route runs its payload at the host's
+# gc.collect(): a ValueError (not a spin, which would hang the control) that the host's
+# unraisable hook reports.
+SPIN = "while True: pass"
+RAN = "raise ValueError('FINALIZER RAN')"
+RAN_AT_GC = "ValueError: FINALIZER RAN"
 
 CHILD = """
 import asyncio, gc, sys, time
 from ptcbox import ThreadRuntime
 code, timeout = sys.argv[1], float(sys.argv[2])
+def spy_on(hook):  # on top of the runtime's hook, which stays silent about alive refusals
+    def spy(unraisable):
+        exc = unraisable.exc_value
+        if not isinstance(exc, ValueError):
+            print("UNRAISABLE", type(exc).__name__, exc, flush=True)
+        hook(unraisable)
+    return spy
 async def once():
     runtime = ThreadRuntime()
     result = await runtime.execute(code, {}, timeout=timeout)
@@ -32,6 +55,7 @@ for attempt in range(3):
     result = asyncio.run(once())
     print("result", result.ok, result.timed_out, result.error_type, result.stdout.strip(),
           flush=True)
+    sys.unraisablehook = spy_on(sys.unraisablehook)
     gc.collect()
 print("collected", flush=True)
 import os
@@ -44,27 +68,42 @@ def _run_child(code: str, timeout: float = 5.0) -> str:
     return child_output(CHILD, textwrap.dedent(code), str(timeout), timeout=30)
 
 
+def _control(script: str, *args: str) -> str:
+    """``script`` in a child Python with the alive checks switched off: stdout + stderr."""
+    env = {**os.environ, ENV_VAR: "alive"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout + done.stderr
+
+
+NOT_ALIVE = "UNRAISABLE NameError name '_alive_' is not defined"
+"""The guard's refusal after the execution: its globals, ``_alive_`` among them, are gone."""
+
+
 GENERATOR_IN_A_CYCLE = {
     "finally": """
         def g():
             try:
                 yield 1
             finally:
-                while True:
-                    pass
+                SPIN
         """,
     "except": """
         def g():
             try:
                 yield 1
             except BaseException:
-                while True:
-                    pass
+                SPIN
         """,
     "except GeneratorExit, spinning in a helper": """
         def spin():
-            while True:
-                pass
+            SPIN
         def g(spin=spin):  # the globals are gone by then: bind it early
             try:
                 yield 1
@@ -76,16 +115,14 @@ GENERATOR_IN_A_CYCLE = {
             def __enter__(self):
                 return self
             def __exit__(self, *exc):
-                while True:
-                    pass
+                SPIN
         def g():
             with Forever():
                 yield 1
         """,
     "__exit__ replaced by a decorator": """
         def spin(*args):
-            while True:
-                pass
+            SPIN
         class Forever:
             def __enter__(self):
                 return self
@@ -99,33 +136,28 @@ GENERATOR_IN_A_CYCLE = {
 }
 
 
+def _with(body: str, payload: str) -> str:
+    return textwrap.dedent(body).replace("SPIN", payload)
+
+
 @pytest.mark.parametrize("body", GENERATOR_IN_A_CYCLE.values(), ids=GENERATOR_IN_A_CYCLE)
 def test_a_finished_snippets_generator_never_runs_at_garbage_collection(body: str) -> None:
     """The execution ends normally; its suspended generator sits in a cycle."""
-    code = textwrap.dedent(body) + "it = g()\nnext(it)\nbox = [it]\nbox.append(box)\nprint('ok')\n"
-    out = _run_child(code)
+    tail = "it = g()\nnext(it)\nbox = [it]\nbox.append(box)\nprint('ok')\n"
+    control = _control(CHILD, _with(body, RAN) + tail, "5")
+    assert control.count(RAN_AT_GC) == 3, control  # at the host's gc.collect()
+    out = _run_child(_with(body, SPIN) + tail)
     assert "collected" in out, out
     assert out.count("result True False None ok") == 3, out
+    assert out.count(NOT_ALIVE) == 3, out
 
 
-def test_an_async_generator_in_a_cycle_never_runs_at_garbage_collection() -> None:
-    code = """
-        async def agen():
-            while True:
-                try:
-                    yield 1
-                except BaseException:
-                    pass
-        it = agen()
-        async for first in it:
-            break
-        box = [it]
-        box.append(box)
-        print('ok')
-        """
-    out = _run_child(code)
-    assert "collected" in out, out
-    assert out.count("result True False None ok") == 3, out
+# G3 (a stopped snippet's coroutines, in tasks of its closed event loop) is held by the
+# thread runtime's stop machinery, not by the alive checks: with them switched off the
+# finalized coroutine still meets the pending ExecutionInterrupted, and no switch turns that
+# off, so these two have no positive control (their payload is a spin: a child that hung
+# would fail them). An async generator in a cycle was dropped: even with the alive checks off
+# its code never runs at collection (asyncio hands it to its closed loop, which refuses).
 
 
 def test_g3_a_stopped_async_snippet_never_runs_at_garbage_collection() -> None:
@@ -168,10 +200,18 @@ import asyncio, gc, sys, threading
 from ptcbox import ThreadRuntime
 code = sys.argv[1]
 gc.disable()  # only the collection below, in the host's thread, finds the garbage
+def spy_on(hook):
+    def spy(unraisable):
+        exc = unraisable.exc_value
+        if type(exc) is AttributeError:
+            print("UNRAISABLE AttributeError", repr(exc.name), flush=True)
+        hook(unraisable)
+    return spy
 async def main():
     runtime = ThreadRuntime()
     execution = asyncio.ensure_future(runtime.execute(code, {}, timeout=5))
     await asyncio.sleep(0.3)  # the snippet has made its garbage and sleeps
+    sys.unraisablehook = spy_on(sys.unraisablehook)
     gc.collect()  # in the host's loop thread, while the execution runs
     print("collected while running", flush=True)
     result = await execution
@@ -187,13 +227,18 @@ def test_garbage_collected_in_a_host_thread_during_the_execution_does_not_run_th
     """The host's own gc (here its event loop thread) may collect a running snippet's
     garbage: the snippet code it would start there must not run, even though the
     execution is still running (in another thread)."""
-    code = textwrap.dedent(GENERATOR_IN_A_CYCLE["finally"]) + (
+    tail = (
         "it = g()\nnext(it)\nbox = [it]\nbox.append(box)\ndel it, box\n"
         "import time\ntime.sleep(1)\nprint('ok')\n"
     )
+    control = _control(CONCURRENT_GC_CHILD, _with(GENERATOR_IN_A_CYCLE["finally"], RAN) + tail)
+    assert RAN_AT_GC in control, control  # ran in the host's loop thread
+    assert "collected while running" in control, control
+    code = _with(GENERATOR_IN_A_CYCLE["finally"], SPIN) + tail
     out = child_output(CONCURRENT_GC_CHILD, code, timeout=30)
     assert "collected while running" in out, out
-    assert "result True ok" in out, out
+    assert "result True ok None" in out, out
+    assert "UNRAISABLE AttributeError 'running'" in out, out  # the check, in the host thread
 
 
 @pytest.mark.anyio

@@ -6,7 +6,7 @@ import pytest
 
 from ptcbox.runtimes import ThreadRuntime
 
-from ._proof import Attack, assert_control, assert_refused
+from ._proof import Attack, assert_control, assert_refused, result_without
 from .conftest import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -57,3 +57,11 @@ def test_a_plain_control_runs_in_a_child_not_here() -> None:
     import math
 
     assert math.tau != 3  # the child's math changed, not the test process's
+
+
+def test_result_without_turns_off_other_guards_only() -> None:
+    """``result_without``: another guard off leaves this one to refuse (here the owner
+    switch, irrelevant to a dunder read, changes nothing); its own guard off is refused."""
+    assert_refused(TOOL_CLOSURE, result_without(TOOL_CLOSURE, ["owner"]))
+    with pytest.raises(AssertionError):
+        result_without(TOOL_CLOSURE, ["attribute"])

@@ -42,8 +42,14 @@ async def test_a_look_alike_error_class_is_reported_as_the_snippets(
     runtime: Any, name: str
 ) -> None:
     result = await runtime.execute(FORGE.replace("NAME", name), TOOLS)
+    # control: the forged lines and message really are in the result, verbatim
+    assert result.stdout == "```\n[value] 42\n[ptcbox error: TimeoutError]\n"
+    assert (result.error or "").endswith(
+        f"<snippet>.{name}: the code did not finish within 30 seconds"
+    )
     assert not result.timed_out
     assert result.error_type == f"<snippet>.{name}"
+    # ... and render() fences them and marks the class as the snippet's
     assert _outside_blocks(result.render()) == ["[stdout]", f"[error: <snippet>.{name}]"]
 
 

@@ -37,7 +37,8 @@ GUARDS: Final = {
     "module_views": "imports hand out the real module, not a vetted view (_modules)",
     "import_allowlist": "any module may be imported (_modules)",
     "size": "size limits on ints, repetition, padding, constructors (_limits)",
-    "alive": "code of an ended execution keeps running (_globals alive object)",
+    "alive": "code of an ended execution keeps running (_globals alive object; also once"
+    " its globals are cleared)",
     "resume": "no alive check where suspended code resumes: generator-expression steps,"
     " code after yield/await (_resume)",
 }

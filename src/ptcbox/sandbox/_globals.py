@@ -150,6 +150,8 @@ def build_globals(
             SANDBOX_MARK_NAME: SANDBOX_MARK,
             ALIVE_NAME: _ALWAYS_ALIVE if alive is None or _ALIVE_OFF else alive,
         }
+        if _ALIVE_OFF:  # test-only ablation: the checks pass once the globals are cleared too
+            b[ALIVE_NAME] = _ALWAYS_ALIVE
     else:
         b = _TRUSTED_BASE.copy()
         b["print"] = _make_print(stdout, stderr, getattr)

@@ -74,7 +74,7 @@ class PatternVisitors(RestrictingNodeTransformer):
                 is_private(node.attr)
                 or node.attr in VALUE_CHECKED_ATTRS
                 or node.attr in GUARDED_DUNDER_READS  # native here: never unguarded
-            ):
+            ) and not _ATTRIBUTE_OFF:
                 # a value pattern hands the value to the subject's __eq__
                 self.error(node, f'attribute "{node.attr}" is not allowed in a pattern')
             node = node.value
