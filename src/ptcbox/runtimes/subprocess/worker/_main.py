@@ -47,7 +47,7 @@ from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook
 from ptcbox.runtimes.subprocess.worker._config import (
     WorkerConfig,
-    decode_compiled,
+    decode_compiled_cached,
     encode_compiled,
     policy_from_wire,
 )
@@ -324,8 +324,6 @@ def _serve(
             done = reuse.run(_run, message, channel, gate, state)
         else:
             done = _run(message, channel, gate, state)
-        if single and done.get("reuse"):  # the next run's globals: asleep when handed out
-            state.prebuilt = _build(policy, channel)
         if isinstance(nonce, str):
             done["n"] = nonce
         try:
@@ -339,6 +337,8 @@ def _serve(
             channel.send(done)
         if single and not done.get("reuse"):
             return 0
+        if single:  # the next run's globals, made while the host reads this result
+            state.prebuilt = _build(policy, channel)
 
 
 def _build(policy: SandboxPolicy, channel: WorkerChannel) -> dict[str, Any]:
@@ -401,7 +401,7 @@ def _run(
             namespace.update(fresh)
             namespace.pop(VALUE_NAME, None)
             state.injected = fresh
-        compiled = decode_compiled(message.get("compiled")) or compile_snippet(
+        compiled = decode_compiled_cached(message.get("compiled")) or compile_snippet(
             code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
         )
         try:
