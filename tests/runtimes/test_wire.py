@@ -222,3 +222,39 @@ def test_plain_call_frames_equal_the_general_encoding(
 def test_the_stdlib_decoder_takes_exactly_one_object(text: bytes) -> None:
     with pytest.raises(WireProtocolError, match="malformed message"):
         parse_message(KIND_JSON_BIGINT, text)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"t": "done", "value": None, "error": None, "error_type": None, "truncated": False},
+        {"t": "done", "value": -(1 << 63), "error": 'E\n"q"\x01\\', "reuse": True, "n": "ab"},
+        {"t": "done", "value": 1.5e300, "error": None, "truncated": True},
+        {"t": "done", "value": -0.0, "error": "x"},
+        {"t": "done", "value": 1 << 63, "error": None},  # past 64 bits: the encoder's
+        {"t": "done", "value": "é", "error": None},  # not ASCII: the encoder's
+        {"t": "done", "value": [1, {"a": 2}], "error": None},  # structured: the encoder's
+        {"t": "done", "value": float("inf"), "error": None},
+    ],
+)
+def test_a_flat_message_is_formatted_exactly_as_the_standard_encoder_does(
+    message: dict[str, Any],
+) -> None:
+    """The worker formats a ``done`` of plain scalars directly (no encoder set-up); the
+    bytes must be the ``json`` module's, and every other message goes to the encoder."""
+    from ptcbox.runtimes._wire import _flat_text
+
+    flat = _flat_text(message)
+    try:
+        expected = json.dumps(message, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        expected = None
+    scalars = all(type(v) in (str, int, float, bool, type(None)) for v in message.values()) and all(
+        type(v) is not str or v.isascii() for v in message.values()
+    )
+    value = message["value"]
+    in_range = type(value) is not int or -(1 << 63) <= value < 1 << 63
+    if scalars and expected is not None and in_range:
+        assert flat == expected
+    else:
+        assert flat is None

@@ -32,6 +32,7 @@ language-server and Jupyter messaging protocols.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import struct
@@ -104,7 +105,8 @@ def encode_message(
     """
     if stdlib:
         kind = KIND_JSON if orjson_safe else KIND_JSON_BIGINT
-        payload = encode_json(message)
+        flat = _flat_text(message) if orjson_safe else None
+        payload = encode_json(message) if flat is None else flat.encode("ascii")
     else:
         kind = KIND_JSON
         try:
@@ -162,6 +164,30 @@ def encode_plain_call(call_id: int, name: str, args: list[Any], kwargs: dict[str
 
 
 _json_text = json.encoder.encode_basestring_ascii
+
+
+def _flat_text(message: dict[str, Any]) -> str | None:
+    """The JSON of a message whose values are all ASCII text, ints within 64 bits,
+    finite floats, bools or ``None`` (a ``done`` without a structured value), formatted
+    directly as :func:`encode_plain_call` does; ``None`` for any other message."""
+    parts = []
+    for key, value in message.items():
+        kind = type(value)
+        if type(key) is not str or not key.isascii():
+            return None
+        if kind is str:
+            if not value.isascii():
+                return None
+        elif kind is int:
+            if not -(1 << 63) <= value < 1 << 63:
+                return None
+        elif kind is float:
+            if not math.isfinite(value):
+                return None
+        elif kind is not bool and value is not None:
+            return None
+        parts.append(f"{_json_text(key)}:{_json_scalar(value)}")
+    return "{" + ",".join(parts) + "}"
 
 
 def _json_scalar(value: Any) -> str:

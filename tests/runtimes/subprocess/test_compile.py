@@ -17,8 +17,7 @@ import pytest
 
 from ptcbox import SubprocessRuntime
 from ptcbox.errors import PolicyViolation
-from ptcbox.runtimes.subprocess import _compile
-from ptcbox.runtimes.subprocess import _runtime as _subprocess
+from ptcbox.runtimes.subprocess import _compile, _prepared
 from ptcbox.runtimes.subprocess._compile import (
     HOST_COMPILE_MAX_BYTES,
     HOST_COMPILE_MAX_CHARS,
@@ -119,7 +118,7 @@ def _ship(monkeypatch: pytest.MonkeyPatch, shipped: str, *, magic: str | None = 
     fields = encode_compiled(_same_as_worker(shipped, RESTRICTED))
     if magic is not None:
         fields = [magic, *fields[1:]]
-    monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy, **_: fields)
+    monkeypatch.setattr(_prepared, "host_compiled", lambda code, policy, **_: fields)
 
 
 async def test_the_worker_runs_the_code_object_the_host_sent(

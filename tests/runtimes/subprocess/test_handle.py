@@ -82,6 +82,53 @@ def test_a_running_process_falls_back_to_the_full_check(spawn: Spawn) -> None:
     assert not handle.runnable()
 
 
+def test_an_awake_process_is_checked_through_descriptors_kept_open(
+    spawn: Spawn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reused worker is handed out again while still awake ("R"): its status is read
+    with a pread of a kept descriptor, not by opening /proc/<pid>/status by path."""
+    from ptcbox.runtimes.subprocess import _handle
+
+    proc, handle = spawn(_SPINNER)
+    assert _wait_state(proc.pid, "R") == "R"
+    assert handle._status_fd is not None
+
+    def no_path_lookup(pid: int) -> bool:
+        raise AssertionError("the path-based check ran")
+
+    monkeypatch.setattr(_handle, "_process_runnable", no_path_lookup)
+    assert handle.runnable()
+    os.kill(proc.pid, signal.SIGSTOP)
+    assert not handle.runnable()  # pending or stopped: either way never handed out
+    assert _wait_state(proc.pid, "T") == "T"
+    assert not handle.runnable()
+    os.kill(proc.pid, signal.SIGCONT)
+    assert _wait_state(proc.pid, "R") == "R"
+    assert handle.runnable()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (b"Name:\tx\nState:\tR (running)\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n",
+         (b"R", False)),
+        (b"State:\tS (sleeping)\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000040000\n",
+         (b"S", True)),  # SIGSTOP (19) pending for the process
+        (b"State:\tR (running)\nSigPnd:\t0000000000000100\nShdPnd:\t0000000000000000\n",
+         (b"R", True)),  # SIGKILL (9) pending for the thread
+        (b"State:\tR (running)\nSigPnd:\t0000000000000000\n", (b"R", True)),  # cut short
+        (b"State:\tR (running)\nSigPnd:\tzz\nShdPnd:\t0\n", (b"R", True)),  # garbled
+        (b"Name:\tx\nSigPnd:\t0\nShdPnd:\t0\n", (b"?", False)),  # no state: not runnable states
+    ],
+)  # fmt: skip
+def test_status_text_is_parsed_as_the_kernel_writes_it(
+    text: bytes, expected: tuple[bytes, bool]
+) -> None:
+    from ptcbox.runtimes.subprocess._handle import _parse_status
+
+    assert _parse_status(text) == expected
+
+
 def test_a_killed_and_reaped_process_is_not_runnable(spawn: Spawn) -> None:
     proc, handle = spawn()
     stat_fd = handle._stat_fd
@@ -127,6 +174,7 @@ def test_the_stat_descriptor_is_closed_with_the_handle(spawn: Spawn, how: str) -
     with pytest.raises(OSError):
         os.fstat(stat_fd)
     assert handle._stat_fd is None
+    assert handle._status_fd is None
 
 
 _VFORK_HELPER = r"""

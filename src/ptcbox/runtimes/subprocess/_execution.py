@@ -29,6 +29,7 @@ import re
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
@@ -65,8 +66,8 @@ _CALL_PREFIX = re.compile(rb'\{"t": ?"call"')
 
 Outcome = tuple[str, Any]
 """``("done", message)``, ``("timeout", None)``, ``("eof", None)``,
-``("protocol", WireProtocolError)``, ``("limit", (LimitExceeded, note))`` or
-``("observer", exception)``."""
+``("protocol", WireProtocolError)``, ``("limit", (LimitExceeded, note))``,
+``("refused", PreflightFailure)`` or ``("observer", exception)``."""
 
 
 class HostExecution(CallHandler):
@@ -134,7 +135,14 @@ class HostExecution(CallHandler):
 
     # -- the loop's side -----------------------------------------------------------------
 
-    async def run(self, run_frame: bytes, timeout: float, *, thread_reads: bool = False) -> Outcome:
+    async def run(
+        self,
+        run_frame: bytes,
+        timeout: float,
+        *,
+        thread_reads: bool = False,
+        check: Callable[[], Any] | None = None,
+    ) -> Outcome:
         """Send ``run_frame`` and wait for the outcome; kill the worker unless it is done.
 
         Args:
@@ -145,6 +153,11 @@ class HostExecution(CallHandler):
                 once (no hand-over from the loop). Worth it when the snippet names a
                 sync tool and a CPU is free. Otherwise the loop reads until a sync tool
                 is called.
+            check: The pre-flight check of a snippet (see ``_shared/_preflight``), run
+                here after the frame is sent, while the worker compiles, and before
+                anything the worker sends is read (so before any tool call runs). What
+                it returns other than ``None`` ends the execution as
+                ``("refused", failure)`` and the worker is killed.
 
         On cancellation the worker's process group is killed before the
         ``CancelledError`` propagates.
@@ -152,9 +165,8 @@ class HostExecution(CallHandler):
         sock = self.worker.sock  # blocking: threads block; the loop passes MSG_DONTWAIT
         if timing.ON:
             timing.note(self.worker.pid, "handout")
-        if not (thread_reads and self._serve_from_thread(None, [], None)):
-            self._loop.add_reader(self._fd, self._on_readable)
-            self._reading = True
+        if check is None:
+            self._start_reading(thread_reads)
         self.clock = Deadline(timeout)  # paused while an approval is awaited (_shared/_clock)
         self.clock.arm(self._loop, functools.partial(self._finish, ("timeout", None)))
         try:
@@ -168,6 +180,12 @@ class HostExecution(CallHandler):
         if timing.ON:
             timing.note(self.worker.pid, "sent")
         try:
+            if check is not None:
+                failure = check()
+                if failure is not None:
+                    self.worker.kill()
+                    return ("refused", failure)
+                self._start_reading(thread_reads)
             outcome = await self._finished
             if timing.ON:
                 timing.note(self.worker.pid, "outcome")
@@ -184,6 +202,11 @@ class HostExecution(CallHandler):
         finally:
             self.clock.disarm()
             self._stop()
+
+    def _start_reading(self, thread_reads: bool) -> None:
+        if not (thread_reads and self._serve_from_thread(None, [], None)):
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._reading = True
 
     def _stop(self) -> None:
         self._stopped = True

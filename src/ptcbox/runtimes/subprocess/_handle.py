@@ -37,17 +37,25 @@ def _status(pid: int) -> tuple[bytes, bool]:
             text = status.read()
     except OSError:
         return b"X", False
-    state, pending, seen = b"?", False, 0
-    for line in text.splitlines():
-        if line.startswith(b"State:"):
-            state = line[6:].strip()[:1]
-        elif line.startswith((b"SigPnd:", b"ShdPnd:")):
-            try:
-                pending = pending or bool(int(line.split()[1], 16) & _STOP_SIGNALS)
-            except (IndexError, ValueError):
+    return _parse_status(text)
+
+
+def _parse_status(text: bytes) -> tuple[bytes, bool]:
+    """:func:`_status` of the text of a ``status`` file (garbled: a signal pending)."""
+    state = b"?"
+    at = text.find(b"State:")
+    if at >= 0:
+        state = text[at + 6 : at + 16].strip()[:1]
+    pending = False
+    for key in (b"\nSigPnd:", b"\nShdPnd:"):
+        at = text.find(key)
+        end = text.find(b"\n", at + 1)
+        try:
+            if at < 0 or end < 0 or int(text[at + 8 : end], 16) & _STOP_SIGNALS:
                 pending = True
-            seen += 1
-    return state, pending or seen < 2
+        except ValueError:
+            pending = True
+    return state, pending
 
 
 def _asleep(stat_fd: int) -> bool | None:
@@ -101,12 +109,29 @@ def _process_runnable(pid: int) -> bool:
     return not pending and state.decode() in _RUNNABLE_STATES
 
 
-def _open_stat(pid: int, pidfd: int | None) -> int | None:
-    """Open ``/proc/<pid>/stat``; ``None`` unless it surely is this worker's."""
+def _runnable_from(status_fd: int, stat_fd: int) -> bool | None:
+    """:func:`_process_runnable` from descriptors kept open (``pread``s: no ``open``, no
+    path lookup; they always name this process). ``None``: ask it instead."""
+    try:
+        state, pending = _parse_status(os.pread(status_fd, 4096, 0))
+        if state == b"R" and not pending:  # see _process_runnable
+            state, pending = _parse_status(os.pread(status_fd, 4096, 0))
+            parsed = _state_and_flags(os.pread(stat_fd, 1024, 0))
+            if parsed is None or parsed[1] & _PF_EXITING:
+                return False
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return None
+    return not pending and state.decode() in _RUNNABLE_STATES
+
+
+def _open_stat(pid: int, pidfd: int | None, name: str = "stat") -> int | None:
+    """Open ``/proc/<pid>/<name>``; ``None`` unless it surely is this worker's."""
     if pidfd is None:
         return None  # nothing tells whether the pid still names the worker
     try:
-        stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        stat_fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     if select.select([pidfd], [], [], 0)[0]:  # it had exited: the pid may be another's
@@ -140,6 +165,7 @@ class WorkerHandle:
         "_lock",
         "_pidfd",
         "_stat_fd",
+        "_status_fd",
         "_waiters",
         "cpu_seconds",
         "exit_code",
@@ -157,6 +183,7 @@ class WorkerHandle:
         self.sock = sock
         self._pidfd = pidfd
         self._stat_fd = _open_stat(pid, pidfd)
+        self._status_fd = None if self._stat_fd is None else _open_stat(pid, pidfd, "status")
         self.cpu_seconds = 0.0
         self.max_rss_bytes = 0
         self.oom_killed = False
@@ -196,6 +223,10 @@ class WorkerHandle:
                 asleep = _asleep(stat_fd)
                 if asleep is not None:
                     return asleep
+                if self._status_fd is not None:  # awake (a reused worker just done)
+                    found = _runnable_from(self._status_fd, stat_fd)
+                    if found is not None:
+                        return found
         alive = _process_runnable(self.pid)  # a stop signal just sent is still pending
         with self._lock:  # a pidfd is readable once the process exited: then the stat
             pidfd = self._pidfd  # just read may be of another process with its pid
@@ -215,8 +246,10 @@ class WorkerHandle:
     def _close_stat(self) -> None:
         with self._lock:
             stat_fd, self._stat_fd = self._stat_fd, None
-        if stat_fd is not None:
-            os.close(stat_fd)
+            status_fd, self._status_fd = self._status_fd, None
+        for fd in (stat_fd, status_fd):
+            if fd is not None:
+                os.close(fd)
 
     def enter(self) -> None:
         """Mark the socket as served by the calling thread (which then owns closing it)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import secrets
 import signal
@@ -21,7 +22,7 @@ import threading
 import time
 from collections.abc import Hashable, Mapping
 from types import TracebackType
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError
@@ -31,12 +32,11 @@ from ptcbox.runtimes._shared._fresh_threads import FreshThreads, ScopedExecutor
 from ptcbox.runtimes._shared._host import ToolSpec, ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._preflight import preflight, refused
 from ptcbox.runtimes._wire import encode_message
-from ptcbox.runtimes.subprocess._compile import host_compiled
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
-from ptcbox.runtimes.subprocess._extra_globals import json_globals
 from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
 from ptcbox.runtimes.subprocess._options import check_options
 from ptcbox.runtimes.subprocess._pool import WorkerPool
+from ptcbox.runtimes.subprocess._prepared import Prepared, run_frame
 from ptcbox.runtimes.subprocess._recycle import Recycler
 from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
@@ -347,7 +347,7 @@ class SubprocessRuntime:
         timeout: float | None,
         extra_globals: Mapping[str, Any] | None,
         session: bool,
-    ) -> _Prepared:
+    ) -> Prepared:
         self._check_open()
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
@@ -355,40 +355,47 @@ class SubprocessRuntime:
         seconds = resolve_timeout(timeout, self.policy.timeout)
         started = time.perf_counter()
         # a session's globals live in its worker: unknown names are left to run time there
-        failure = preflight(code, specs, None if session else {*(extra_globals or ())})
-        if failure is not None:  # a call that cannot work: fail before any tool runs
-            return _Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
+        check = functools.partial(
+            preflight, code, specs, None if session else {*(extra_globals or ())}
+        )
         key: tuple[Any, ...] | None = None
         if not extra_globals:  # a repeated snippet with the same tools: the same frame
             key = (code, session, *specs, *map(id, specs.values()))
             hit = self._frames.get(key)
             if hit is not None and all(a is b for a, b in zip(hit[2], specs.values(), strict=True)):
-                return _Prepared(hit[0], specs, seconds, hit[1], session=session)
-        message = {
-            "t": "run",
-            "code": code,
-            "compiled": host_compiled(code, self.policy, block=False),
-            "tools": [[name, _doc(spec)] for name, spec in specs.items()],
-            "globals": json_globals(extra_globals),
-            "session": session,
-        }
+                failure = check()  # its analysis is cached: cheap
+                if failure is not None:
+                    return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
+                return Prepared(hit[0], specs, seconds, hit[1], session=session)
+        # A new snippet: the check parses it (~0.3-1 ms), as the worker does to compile
+        # it; it runs while the worker compiles (HostExecution.run: before anything the
+        # worker sends is read, so before any tool call). Not in a session, whose
+        # worker a refusal would kill (a fresh or reused worker is just retired).
+        if session:
+            failure = check()
+            if failure is not None:  # a call that cannot work: fail before any tool runs
+                return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
         try:
-            frame = encode_message(message)
+            frame, compiled = run_frame(code, specs, self.policy, extra_globals, session)
         except (TypeError, ValueError) as exc:
+            failure = None if session else check()
+            if failure is not None:
+                return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
             raise TypeError(f"code or tool docs cannot be sent to the worker: {exc}") from None
         # a hint only (see HostExecution.run): a sync tool called under another name is
         # served all the same
         names_sync_tool = any(name in code for name, spec in specs.items() if not spec.is_async)
-        if key is not None and message["compiled"] is not None:
+        if key is not None and compiled:
             if len(self._frames) >= _FRAME_CACHE_SIZE:
                 del self._frames[next(iter(self._frames))]
             self._frames[key] = (frame, names_sync_tool, tuple(specs.values()))
-        return _Prepared(frame, specs, seconds, names_sync_tool, session=session)
+        deferred = None if session else check
+        return Prepared(frame, specs, seconds, names_sync_tool, session=session, check=deferred)
 
     async def _run(
         self,
         worker: WorkerHandle,
-        prepared: _Prepared,
+        prepared: Prepared,
         on_tool_call: ToolCallCallback | None,
         on_output: OutputCallback | None,
     ) -> tuple[Outcome, CodeResult]:
@@ -412,9 +419,13 @@ class SubprocessRuntime:
         # a channel thread polling from the start needs a CPU the worker does not use
         thread_reads = prepared.names_sync_tool and self._pool.busy < _CPUS
         try:
-            outcome = await execution.run(frame, seconds, thread_reads=thread_reads)
+            outcome = await execution.run(
+                frame, seconds, thread_reads=thread_reads, check=prepared.check
+            )
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
+        if outcome[0] == "refused":  # a call that cannot work: failed before any tool ran
+            return outcome, refused(outcome[1], started)
         if outcome[0] == "observer":
             raise outcome[1]
         if outcome[0] == "eof" and self._closed:
@@ -430,19 +441,3 @@ class SubprocessRuntime:
                     error_type=type(limit).__name__,
                 )
         return outcome, result
-
-
-class _Prepared(NamedTuple):
-    """An execution's ``run`` frame and what the host needs to serve it."""
-
-    frame: bytes
-    specs: dict[str, ToolSpec]
-    seconds: float
-    names_sync_tool: bool
-    refusal: CodeResult | None = None  # the pre-flight check's failure: nothing to run
-    session: bool = False
-
-
-def _doc(spec: ToolSpec) -> str | None:
-    doc = spec.projection.doc
-    return doc if isinstance(doc, str) else None

@@ -39,7 +39,7 @@ from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate
 from ptcbox.runtimes.subprocess.worker._config import (
     WorkerConfig,
-    decode_compiled,
+    decode_compiled_cached,
     encode_compiled,
 )
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
@@ -213,8 +213,6 @@ def _serve(
             done = reuse.run(_run, message, channel, gate, state)
         else:
             done = _run(message, channel, gate, state)
-        if single and done.get("reuse"):  # the next run's globals: asleep when handed out
-            state.prebuilt = _build(policy, channel)
         if isinstance(nonce, str):
             done["n"] = nonce
         if timing.ON:
@@ -231,6 +229,8 @@ def _serve(
             channel.send(done)
         if single and not done.get("reuse"):
             return 0
+        if single:  # the next run's globals, made while the host reads this result
+            state.prebuilt = _build(policy, channel)
 
 
 def _build(policy: SandboxPolicy, channel: WorkerChannel) -> dict[str, Any]:
@@ -293,7 +293,7 @@ def _run(
             namespace.update(fresh)
             namespace.pop(VALUE_NAME, None)
             state.injected = fresh
-        compiled = decode_compiled(message.get("compiled")) or compile_snippet(
+        compiled = decode_compiled_cached(message.get("compiled")) or compile_snippet(
             code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
         )
         if timing.ON:
