@@ -10,14 +10,12 @@ processes), a Landlock ruleset (:mod:`ptcbox.runtimes.subprocess.worker._landloc
 its directory, reads only what Python needs, no access to other processes), a seccomp
 filter against process creation, ``execve``, ``ptrace`` and other kernel interfaces
 (which binds even for root, unlike ``RLIMIT_NPROC``; without Landlock it also refuses
-``dir_fd``-relative paths), the audit hook, and last a rehearsal: one whole execution
-against a loopback socket pair (:func:`rehearse`), which takes the copy-on-write page
-faults of that path before the worker is handed out. Then it waits for a ``run``
-message (its globals already built while it waited), applies the policy's memory and
-CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the OS
-enforces what the arithmetic guards would) unless the host sent it compiled (see
-:mod:`ptcbox.runtimes.subprocess._compile`), runs it, and sends ``done``. A single-use worker
-exits after one run; a session worker keeps its globals and waits for the next.
+``dir_fd``-relative paths), the audit hook, a rehearsal: one whole execution against a
+loopback socket pair (:func:`rehearse`, it takes that path's copy-on-write page faults
+before the worker is handed out), and a seed of its own for numpy's global generator.
+Then it waits for a ``run`` (globals built while it waited), applies the memory and CPU
+limits, compiles the snippet (``os_enforced_limits=True``) unless the host sent it
+compiled (:mod:`ptcbox.runtimes.subprocess._compile`), runs it and sends ``done``.
 """
 
 from __future__ import annotations
@@ -70,6 +68,7 @@ from ptcbox.runtimes.subprocess.worker._seccomp import (
 )
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._ablation import off
+from ptcbox.sandbox._datastate import fresh_numpy_random
 from ptcbox.sandbox._globals import add_globals
 from ptcbox.sandbox._guards import allow_instance_writes
 
@@ -201,6 +200,7 @@ def _setup(
     gate = AuditGate(workdir) if off("audit") else install_audit_hook(workdir)
     allow_instance_writes(decimal.Context)  # getcontext().prec = 50: the process is the run's
     rehearse(rehearsal, gate, policy)
+    fresh_numpy_random()  # not the state every worker of the template starts with
     return channel, gate, policy
 
 
