@@ -32,7 +32,10 @@ __all__ = ["BENCHMARKS", "load_tools", "main"]
 BenchMain = Callable[[list[str]], int]
 """A benchmark's entry point: takes its own command-line arguments, returns an exit code."""
 
-_POLICIES = ("default", "strict", "trusted")
+_POLICIES = ("default", "strict", "data", "trusted")
+_POLICY_HELP = (
+    "sandbox policy preset (data: numpy and pandas, subprocess runtime only, needs the data extra)"
+)
 _MAX_VALUE_CHARS = 2000
 
 
@@ -164,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _runtime_option(run)
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="seconds")
-    run.add_argument("--policy", choices=_POLICIES, default="default", help="sandbox policy preset")
+    run.add_argument("--policy", choices=_POLICIES, default="default", help=_POLICY_HELP)
     run.add_argument("--json", action="store_true", help="print CodeResult.to_dict() as JSON")
 
     demo = commands.add_parser(
@@ -300,9 +303,12 @@ def _merge_tools(specs: list[str]) -> dict[str, ToolProjection]:
 
 
 def _policy(preset: str) -> SandboxPolicy | None:
-    if preset == "default":
-        return None
-    return SandboxPolicy.strict() if preset == "strict" else SandboxPolicy.trusted()
+    presets = {
+        "strict": SandboxPolicy.strict,
+        "data": SandboxPolicy.data,
+        "trusted": SandboxPolicy.trusted,
+    }
+    return presets[preset]() if preset in presets else None
 
 
 def _print_human(result: CodeResult) -> None:
@@ -364,7 +370,7 @@ def _mcp_parser(commands: Any) -> None:
     )
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
     _runtime_option(serve)
-    serve.add_argument("--policy", choices=_POLICIES, default="default", help="sandbox policy")
+    serve.add_argument("--policy", choices=_POLICIES, default="default", help=_POLICY_HELP)
     serve.add_argument(
         "--timeout",
         type=_positive_float,
