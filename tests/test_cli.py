@@ -266,3 +266,19 @@ def test_every_bench_subcommand_loads_and_answers_help(
         entry(["--help"])
     assert raised.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(cli.BENCHMARKS))
+def test_bench_subcommand_usage_names_the_subcommand(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv0 = sys.argv[0]
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["bench", name, "--help"])
+    assert raised.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: ptcbox bench {name} ")
+    assert sys.argv[0] == argv0  # restored
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["bench", name, "--no-such-option"])
+    assert raised.value.code == 2
+    assert f"ptcbox bench {name}: error: unrecognized arguments" in capsys.readouterr().err
