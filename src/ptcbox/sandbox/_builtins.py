@@ -23,6 +23,7 @@ from ptcbox.sandbox._guards import (
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._names import NOT_NATIVE_ATTRS, is_reserved
 from ptcbox.sandbox._owner import register_class
+from ptcbox.sandbox._scope import snippet_dir
 from ptcbox.sandbox._sized import SizedConstructor, make_safe_type
 
 __all__ = ["EXCLUDED_BUILTINS", "make_base_builtins"]
@@ -67,7 +68,6 @@ _PLAIN: Final = [
     "classmethod",
     "complex",
     "dict",
-    "dir",
     "divmod",
     "enumerate",
     "filter",
@@ -247,6 +247,7 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "pow": limits.builtin_pow,
             "format": limits.format,
             "vars": guarded_vars,
+            "dir": snippet_dir,
             "ToolError": ToolError,
             "exit": _Exit("exit"),
             "quit": _Exit("quit"),
