@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import ptcbox
+from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox._scope import snippet_dir, visible_name
 
 
@@ -85,4 +86,5 @@ def test_dir_keeps_cpython_errors_and_argument_form() -> None:
     def scope(a: int, b: int) -> list[str]:
         return snippet_dir()
 
-    assert scope(1, 2) == ["a", "b"]
+    with pytest.raises(PolicyViolation, match=r"dir\(\) can be called only from the snippet"):
+        scope(1, 2)  # host code: its frame is not the snippet's
