@@ -150,6 +150,21 @@ def test_policy_option(workdir: Path) -> None:
     assert json.loads(trusted.stdout)["stdout"] == "tuple\n"
 
 
+def test_policy_data_option(workdir: Path) -> None:
+    pytest.importorskip("pandas")
+    snippet = "import pandas as pd\nprint(int(pd.DataFrame({'a': [1, 2, 3]})['a'].sum()))"
+    default = ptcbox_cli("run", "-", "--json", cwd=workdir, stdin=snippet)
+    assert default.returncode == 1 and json.loads(default.stdout)["error_type"] == "ImportError"
+    data = ptcbox_cli("run", "-", "--json", "--policy", "data", cwd=workdir, stdin=snippet)
+    assert data.returncode == 0, data.stdout + data.stderr
+    assert json.loads(data.stdout)["stdout"] == "6\n"
+    thread = ptcbox_cli(
+        "run", "-", "--policy", "data", "--runtime", "thread", cwd=workdir, stdin=snippet
+    )
+    assert thread.returncode == 2
+    assert "numpy and pandas run only in SubprocessRuntime" in thread.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -251,3 +266,19 @@ def test_every_bench_subcommand_loads_and_answers_help(
         entry(["--help"])
     assert raised.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(cli.BENCHMARKS))
+def test_bench_subcommand_usage_names_the_subcommand(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv0 = sys.argv[0]
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["bench", name, "--help"])
+    assert raised.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: ptcbox bench {name} ")
+    assert sys.argv[0] == argv0  # restored
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["bench", name, "--no-such-option"])
+    assert raised.value.code == 2
+    assert f"ptcbox bench {name}: error: unrecognized arguments" in capsys.readouterr().err

@@ -40,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 INTERNAL_MODULES: dict[str, str] = {
     "ptcbox._jsonable": "conversion helpers shared by the runtimes; not part of the API",
     "ptcbox._datavalues": "numpy/pandas values as plain data for the wire; not part of the API",
+    "ptcbox._cli_bench": "the benchmarks behind `ptcbox bench`; the command line is the API",
+    "ptcbox._cli_support": "usage errors and file loading of the command line; not the API",
     "ptcbox._loop": "the private event loop thread behind execute(); not part of the API",
     "ptcbox._tracing": "span helpers for the facade and the agent glue; spans are the API",
     "ptcbox._tracing_calls": "the tool-call spans' wrapper; spans are the API",

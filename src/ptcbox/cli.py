@@ -14,12 +14,14 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 
+from ptcbox._cli_bench import BENCHMARKS, run_benchmark
+from ptcbox._cli_support import UsageError, import_file
 from ptcbox._console import Output
 from ptcbox._execute import DEFAULT_RUNTIME, RUNTIME_NAMES, aexecute
 from ptcbox._result import CodeResult
@@ -29,77 +31,11 @@ from ptcbox.sandbox import SandboxPolicy
 
 __all__ = ["BENCHMARKS", "load_tools", "main"]
 
-BenchMain = Callable[[list[str]], int]
-"""A benchmark's entry point: takes its own command-line arguments, returns an exit code."""
-
-_POLICIES = ("default", "strict", "trusted")
+_POLICIES = ("default", "strict", "data", "trusted")
+_POLICY_HELP = (
+    "sandbox policy preset (data: numpy and pandas, subprocess runtime only, needs the data extra)"
+)
 _MAX_VALUE_CHARS = 2000
-
-
-class UsageError(Exception):
-    """Bad command-line input; reported on stderr with exit code 2."""
-
-
-def benchmark_file(name: str) -> Callable[[], BenchMain]:
-    """Return a loader for ``benchmarks/<name>.py``'s ``main(argv) -> int``.
-
-    ``benchmarks/`` ships with the source tree, not the wheel: it is looked up in
-    ``$PTCBOX_BENCHMARKS_DIR``, next to the ``src/`` this package was installed from
-    (editable install), then in the current directory.
-    """
-
-    def load() -> BenchMain:
-        path = _benchmarks_dir() / f"{name}.py"
-        if not path.is_file():
-            raise UsageError(f"no benchmark script at {path}")
-        module = _import_file(path, f"ptcbox_benchmarks_{name}")
-        entry = getattr(module, "main", None)
-        if not callable(entry):
-            raise UsageError(f"{path} has no main(argv) function")
-        return entry  # type: ignore[no-any-return]
-
-    return load
-
-
-BENCHMARKS: dict[str, tuple[str, Callable[[], BenchMain]]] = {
-    "latency": (
-        "latency of trivial, tool-calling and CPU-bound snippets per runtime vs plain exec",
-        benchmark_file("latency"),
-    ),
-    "tokens": (
-        "token cost of classic tool calling vs run_code vs hybrid over the scenario suite",
-        lambda: importlib.import_module("ptcbox.bench").main,  # ships in the package
-    ),
-    "peers": (
-        "speed of ptcbox's runtimes vs smolagents, pydantic-monty and toolregistry PTC",
-        benchmark_file("peers"),
-    ),
-    "throughput": (
-        "sustained executions/s and new-source latency of every runtime vs monty and fork",
-        benchmark_file("throughput"),
-    ),
-    "subprocess-latency": (
-        "SubprocessRuntime: warm vs empty pool, throughput, worker and host memory",
-        benchmark_file("subprocess_latency"),
-    ),
-    "sandbox-overhead": (
-        "cost of the sandbox guards per kind of code, vs plain exec",
-        benchmark_file("sandbox_overhead"),
-    ),
-    "corpus": (
-        "share of model-style snippets each runtime runs exactly as CPython does",
-        benchmark_file("corpus"),
-    ),
-    "mcp-catalog": (
-        "tokens over a 48-tool MCP server: classic vs run_code vs discovery (mcp extra)",
-        benchmark_file("mcp_catalog"),
-    ),
-    "mcp-overhead": (
-        "per-call cost of an MCP tool call from a snippet vs from the host (mcp extra)",
-        benchmark_file("mcp_overhead"),
-    ),
-}
-"""``ptcbox bench`` subcommands: name -> (help text, loader of the entry point)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -125,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "bench":
             if args.benchmark is None:
                 parser.parse_args(["bench", "--help"])
-            return BENCHMARKS[args.benchmark][1]()(extra)
+            return run_benchmark(args.benchmark, extra)
     except UsageError as exc:
         print(f"ptcbox {args.command}: {exc}", file=sys.stderr)
         return 2
@@ -164,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _runtime_option(run)
     run.add_argument("--timeout", type=_positive_float, metavar="S", help="seconds")
-    run.add_argument("--policy", choices=_POLICIES, default="default", help="sandbox policy preset")
+    run.add_argument("--policy", choices=_POLICIES, default="default", help=_POLICY_HELP)
     run.add_argument("--json", action="store_true", help="print CodeResult.to_dict() as JSON")
 
     demo = commands.add_parser(
@@ -260,7 +196,7 @@ def load_tools(spec: str) -> object:
         path = Path(target)
         if not path.is_file():
             raise UsageError(f"--tools {spec}: no file {path}")
-        module = _import_file(path, f"ptcbox_tools_{path.stem}")
+        module = import_file(path, f"ptcbox_tools_{path.stem}")
     else:
         cwd = os.getcwd()
         if cwd not in sys.path:
@@ -300,9 +236,12 @@ def _merge_tools(specs: list[str]) -> dict[str, ToolProjection]:
 
 
 def _policy(preset: str) -> SandboxPolicy | None:
-    if preset == "default":
-        return None
-    return SandboxPolicy.strict() if preset == "strict" else SandboxPolicy.trusted()
+    presets = {
+        "strict": SandboxPolicy.strict,
+        "data": SandboxPolicy.data,
+        "trusted": SandboxPolicy.trusted,
+    }
+    return presets[preset]() if preset in presets else None
 
 
 def _print_human(result: CodeResult) -> None:
@@ -364,7 +303,7 @@ def _mcp_parser(commands: Any) -> None:
     )
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp")
     _runtime_option(serve)
-    serve.add_argument("--policy", choices=_POLICIES, default="default", help="sandbox policy")
+    serve.add_argument("--policy", choices=_POLICIES, default="default", help=_POLICY_HELP)
     serve.add_argument(
         "--timeout",
         type=_positive_float,
@@ -393,41 +332,6 @@ def _cmd_mcp(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         discovery=args.discovery,
         max_timeout=args.timeout,
     )
-
-
-# --- ptcbox bench ----------------------------------------------------------------------
-
-
-def _benchmarks_dir() -> Path:
-    candidates = []
-    if env := os.environ.get("PTCBOX_BENCHMARKS_DIR"):
-        candidates.append(Path(env))
-    candidates.append(Path(__file__).resolve().parents[2] / "benchmarks")
-    candidates.append(Path.cwd() / "benchmarks")
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    raise UsageError(
-        "benchmarks/ was not found: the benchmarks ship with the source tree; run this "
-        "from a clone installed with pip install -e . (or set PTCBOX_BENCHMARKS_DIR)"
-    )
-
-
-def _import_file(path: Path, module_name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    directory = str(path.resolve().parent)
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[module_name]
-        raise UsageError(f"cannot import {path}: {type(exc).__name__}: {exc}") from exc
-    return module
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Time bounds are wide (the machine is loaded); each lower bound is what the rule 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from typing import Any
@@ -101,6 +102,7 @@ async def test_a_snippet_looping_after_the_approval_times_out_on_its_own_budget(
     assert result.stdout == "paid 5\n"
     # 2 s paused + its own 1 s; far less than unbounded
     assert WAIT_S + 0.9 <= result.duration_s <= elapsed < WAIT_S + 1.0 + 5.0
+    assert WAIT_S <= _paused_in_message(result) < WAIT_S + 5.0
 
 
 async def test_overlapping_approvals_pause_the_clock_once(code_runtime: CodeRuntime) -> None:
@@ -120,6 +122,31 @@ async def test_overlapping_approvals_pause_the_clock_once(code_runtime: CodeRunt
     assert result.stdout == "['paid 1', 'paid 2']\n"
     # union of the two waits (3 s) + 1 s = 4 s; their sum would give 7 s
     assert wait + 0.9 <= result.duration_s < 2 * wait + 0.9
+    paused = _paused_in_message(result)
+    assert wait <= paused < 2 * wait  # the union again, now in the message
+
+
+def _paused_in_message(result: CodeResult) -> float:
+    """The message states the snippet's own limit and the approval time not counted."""
+    found = re.fullmatch(
+        r"TimeoutError: the code did not finish within its time limit of 1 second \(the "
+        r"(\d+\.\d) seconds it waited for tool-call approvals were not counted: "
+        r"(\d+\.\d) seconds passed in all\)( \(.*\))?",
+        (result.error or "").splitlines()[0],
+    )
+    assert found, result.error
+    paused, total = float(found[1]), float(found[2])
+    assert total == pytest.approx(1.0 + paused, abs=0.11)
+    return paused
+
+
+async def test_a_timeout_without_approval_waits_states_only_the_limit(
+    code_runtime: CodeRuntime,
+) -> None:
+    result = await _run(code_runtime, "while True:\n    pass", 1.0)
+    assert result.timed_out
+    assert (result.error or "").startswith("TimeoutError: the code did not finish within 1 second")
+    assert "approvals" not in (result.error or "")
 
 
 async def test_edited_arguments_are_what_the_record_shows(code_runtime: CodeRuntime) -> None:

@@ -42,6 +42,8 @@ _EVAL = (
     "runs its own expression evaluator with attribute access; use boolean masks, e.g. "
     "df[(df['price'] > 10) & (df['region'] == 'EU')], and plain column arithmetic"
 )
+_HOST = "(the sandbox does not describe the machine it runs on)"
+_TESTS = "runs the library's test suite from the host's installation (files, pytest)"
 _NAME = (
     "is not allowed: pandas looks names up on the object, and private and special "
     "attributes are off limits"
@@ -241,6 +243,38 @@ ATTACKS: dict[str, tuple[str, int, str, str, str]] = {
         "files; print numbers or to_string()",
         "plot PlotAccessor",
     ),
+    # host information: the trusted worker prints the host's uname, build paths, install path
+    "np_show_runtime": (
+        P + 'np.show_runtime()',
+        3, "AttributeError",
+        "numpy.show_runtime is not available in the sandbox: prints the host's operating "
+        f"system (uname), CPU features and thread libraries {_HOST}",
+        "'uname': uname_result(system='Linux'",
+    ),
+    "np_show_config": (
+        P + 'np.show_config()',
+        3, "AttributeError",
+        "numpy.show_config is not available in the sandbox: prints the host's build "
+        f"configuration (compilers, library paths) {_HOST}",
+        "Build Dependencies:",
+    ),
+    "np_get_include": (
+        P + 'print("path", np.get_include())',
+        3, "AttributeError",
+        "numpy.get_include is not available in the sandbox: returns a path of the host's "
+        "installation (no C code is built here)",
+        "path /",
+    ),
+    "np_test": (
+        P + 'print("tester", type(np.test).__name__)',
+        3, "AttributeError", f"numpy.test is not available in the sandbox: {_TESTS}",
+        "tester PytestTester",
+    ),
+    "pd_test": (
+        P + 'print("tester", pd.test.__name__)',
+        3, "AttributeError", f"pandas.test is not available in the sandbox: {_TESTS}",
+        "tester test",
+    ),
 }  # fmt: skip
 
 
@@ -326,7 +360,11 @@ def test_ctypes_routes_are_refused(route: str) -> None:
             "df.agg(['sum', 'to_parquet'])",
             "'to_parquet' is not available in the sandbox: writes files",
         ),
-        ("pd.show_versions()", "pandas.show_versions is not available in the sandbox"),
+        (  # its trusted control stops at the worker's audit hook (it imports subprocess)
+            "pd.show_versions()",
+            "pandas.show_versions is not available in the sandbox: prints the host's operating "
+            f"system (uname), locale, paths and installed packages {_HOST}",
+        ),
         ("np.info(np.sum)", "numpy.info is not available in the sandbox"),
     ],
 )
@@ -356,3 +394,13 @@ def test_a_function_dict_cannot_hand_numpy_a_raw_address() -> None:
         .rstrip()
         .endswith("TypeError: 'mappingproxy' object does not support item assignment")
     )
+
+
+def test_show_versions_prints_the_host_in_plain_cpython() -> None:
+    """The positive control of the refused ``pd.show_versions()`` above (the trusted worker's
+    audit hook stops it at its ``import subprocess``): plain CPython prints the host."""
+    shown = subprocess.run(
+        [sys.executable, "-c", "import pandas\npandas.show_versions()"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert "OS" in shown.stdout and "machine" in shown.stdout, shown.stdout

@@ -138,8 +138,9 @@ async def _in_one_worker(runtime: SubprocessRuntime, first: str, second: str) ->
     pool = runtime._pool
     assert len(pool._workers) == 1 and len(pool._idle) == 1  # recycled, nothing else
     (worker,) = pool._idle
+    uses = runtime._recycler._uses[worker]
     two = await runtime.execute(second, TOOLS)
-    assert worker not in pool._idle or runtime._recycler._uses.get(worker) == 2
+    assert worker not in pool._idle or runtime._recycler._uses.get(worker) == uses + 1
     assert worker.pid in pool._workers or not two.ok  # it ran there (retired if it failed)
     return two
 
@@ -296,3 +297,80 @@ async def test_a_finalizer_that_rearms_itself_retires_the_worker(
     second = await runtime.execute(FINALIZER_SECOND, TOOLS)
     assert second.ok and second.stdout == "B\n", second
     assert [call.name for call in second.tool_calls] == []
+
+
+# numpy's legacy global generator and pandas' options are process-wide: a reused data
+# worker used to continue the previous execution's seeded sequence (and its options);
+# every worker forked from one template started from the same generator state.
+DATA_LEAKS: dict[str, tuple[str, str, str]] = {
+    # id: (first snippet, second snippet, second's stdout after the first in a session)
+    "numpy_seed": (
+        "import numpy as np\nnp.random.seed(1)\nnp.random.rand()",
+        "import numpy as np\nprint(np.random.rand())",
+        "0.7203244934421581\n",  # the second number after seed(1)
+    ),
+    "numpy_cached_gauss": (
+        "import numpy as np\nnp.random.seed(3)\nnp.random.standard_normal()",
+        "import numpy as np\nprint(np.random.get_state()[3])",
+        "1\n",  # the legacy generator keeps the second deviate of its pair
+    ),
+    "numpy_set_state": (
+        "import numpy as np\nnp.random.set_state(('MT19937', np.arange(624), 0))",
+        "import numpy as np\nprint(np.random.get_state()[1][:3].tolist())",
+        "[0, 1, 2]\n",
+    ),
+    "pandas_df_sample": (
+        "import numpy as np\nnp.random.seed(7)",
+        "import pandas as pd\nprint(pd.Series(range(100)).sample(3).tolist())",
+        "[37, 26, 78]\n",  # pandas draws from numpy's global generator
+    ),
+    "pandas_options": (
+        "import pandas as pd\npd.set_option('display.max_rows', 3)\n"
+        "pd.set_option('display.precision', 2)",
+        "import pandas as pd\n"
+        "print(pd.get_option('display.max_rows'), pd.get_option('display.precision'))",
+        "3 2\n",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def data_policy() -> SandboxPolicy:
+    pytest.importorskip("numpy")
+    pytest.importorskip("pandas")
+    return SandboxPolicy.data()
+
+
+async def test_numpy_and_pandas_state_does_not_reach_the_next_execution(
+    data_policy: SandboxPolicy,
+) -> None:
+    async with (
+        SubprocessRuntime(data_policy, min_idle=0) as plain,
+        SubprocessRuntime(data_policy, min_idle=0, max_executions_per_worker=50) as reused,
+    ):
+        defaults = await reused.execute(
+            "import pandas as pd\n"
+            "print(pd.get_option('display.max_rows'), pd.get_option('display.precision'))",
+            TOOLS,
+        )
+        for name, (first, second, leaked) in DATA_LEAKS.items():
+            async with plain.session() as session:  # positive control: state persists
+                assert (await session.execute(first, TOOLS)).ok
+                assert _seen(await session.execute(second, TOOLS)) == leaked, name
+            seen = _seen(await _in_one_worker(reused, first, second))
+            assert seen != leaked and not seen.startswith("!"), (name, seen)
+            if name == "pandas_options":
+                assert seen == defaults.stdout == "60 6\n"
+            if name == "numpy_cached_gauss":
+                assert seen == "0\n"
+
+
+async def test_each_fresh_data_worker_draws_its_own_random_numbers(
+    data_policy: SandboxPolicy,
+) -> None:
+    """Workers forked from one template used to share its generator state."""
+    snippet = "import numpy as np\nnp.random.randint(0, 2**62, size=2).tolist()"
+    async with SubprocessRuntime(data_policy, min_idle=0) as runtime:
+        values = [(await runtime.execute(snippet, TOOLS)).value for _ in range(4)]
+    assert all(isinstance(value, list) for value in values), values
+    assert len({tuple(value) for value in values}) == 4, values

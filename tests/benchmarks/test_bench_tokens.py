@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import statistics
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -266,6 +269,41 @@ async def test_the_headline_the_demo_and_readme_quote_is_the_suites(
     assert strict.all_correct
     for mode in MODES[1:]:
         assert f"- {strict.headline(mode).sentence()}." in readme
+    _assert_the_prose_quotes_the_run(readme, report, strict)
+
+
+def _assert_the_prose_quotes_the_run(readme: str, report: Any, strict: Any) -> None:
+    """The README's sentences about the table say what this run measured."""
+    prose = " ".join(readme.split())  # the paragraphs are wrapped
+    medians = [
+        round(statistics.median(c.run(mode).definition_tokens for c in report.comparisons))
+        for mode in MODES
+    ]
+    quoted = re.findall(r"(\d[\d,]*) / (\d[\d,]*) / (\d[\d,]*) definition tokens", prose)
+    assert quoted and all([int(n.replace(",", "")) for n in q] == medians for q in quoted)
+    assert "classic {:,}, PTC {:,}, hybrid {:,};".format(*medians) in prose
+
+    def span(values: list[float], digits: int = 0) -> str:
+        return f"{round(min(values), digits):g}-{round(max(values), digits):g}"
+
+    ptc, hybrid = report.headline("ptc"), report.headline("hybrid")
+    strict_ptc = strict.headline("ptc")
+    assert (
+        f"{round(ptc.median)}% fewer tokens on a typical task ({round(strict_ptc.median)}% "
+        f"with `--strict`), a median {round(ptc.cached_cost_median)}% lower cost once prompt "
+        f"caching is priced in ({round(strict_ptc.cached_cost_median)}% with `--strict`)"
+    ) in prose
+    more = [-c.saving("ptc") for c in report.comparisons if c.saving("ptc") < 0]
+    assert f"({span(more)}% more on those three tasks in the table)" in prose and len(more) == 3
+    behind = [
+        round(c.saving("ptc"), 1) - round(c.saving("hybrid"), 1)  # the table's columns
+        for c in report.comparisons
+        if c.saving("ptc") > 0
+    ]
+    assert f"{span(behind, 1)} points behind `run_code` alone" in prose
+    hybrid_more = [-c.saving("hybrid") for c in report.comparisons if c.saving("hybrid") < 0]
+    assert f"{span(hybrid_more)}% more tokens than classic on the small lookups" in prose
+    assert hybrid.median < ptc.median  # "never beats the better single choice"
 
 
 def test_ptcbox_bench_tokens_and_peers_are_cli_subcommands(

@@ -35,7 +35,6 @@ a = A()
         ("import enum\nclass E(enum.Enum):\n    A = 1\nE.__mro__", "'__mro__' of class 'E'"),
         ("len.__annotations__", "'__annotations__'"),
         ("(1).__cause__", "only exceptions have it"),
-        ("vars()", "vars() without an argument"),
         ("super(int, 1).__init_subclass__", "__init_subclass__"),
         ("int.__setattr__", "use setattr"),
         ("g = ExceptionGroup('g', [ValueError()])\nclass E(Exception):\n    pass\n"

@@ -40,11 +40,14 @@ def base_builtins(max_int_bits: int, max_repeat_bytes: int) -> dict[str, Any]:
         b.update(_write_=_same, _write_private_=_same, setattr=setattr, delattr=delattr)
     if off("metaclass"):
         b.update(__build_class__=_build_class_unchecked, type=type)
-    if off("builtins"):
-        b.update({k: v for k, v in vars(builtins).items() if k not in b})
+    if off("builtins"):  # the real ones, the namespace readers (_scope) included
+        b.update({k: v for k, v in vars(builtins).items() if k not in b or k in _SCOPE})
     if off("except_star"):
         b[EXCEPT_STAR_GUARD] = _same
     return b
+
+
+_SCOPE = frozenset({"dir", "globals", "locals", "vars"})
 
 
 def _same(obj: Any) -> Any:

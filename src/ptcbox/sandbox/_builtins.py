@@ -23,6 +23,7 @@ from ptcbox.sandbox._guards import (
 from ptcbox.sandbox._limits import Limits
 from ptcbox.sandbox._names import NOT_NATIVE_ATTRS, is_reserved
 from ptcbox.sandbox._owner import register_class
+from ptcbox.sandbox._scope import snippet_dir, snippet_globals, snippet_locals
 from ptcbox.sandbox._sized import SizedConstructor, make_safe_type
 
 __all__ = ["EXCLUDED_BUILTINS", "make_base_builtins"]
@@ -38,8 +39,8 @@ EXCLUDED_BUILTINS: Final[types.MappingProxyType[str, str]] = types.MappingProxyT
         "help": "interactive; reads stdin and imports arbitrary modules",
         "vars (of other objects)": "returns __dict__: private attributes and guard-free "
         "access; vars(obj) of the snippet's own instances works",
-        "locals": "returns the namespace dict, including the guards",
-        "globals": "returns the namespace dict, including the guards (B07)",
+        "globals/locals/vars() (writes)": "read-only views of the snippet's own names, "
+        "without __builtins__ and the sandbox's _names_ (the real dict holds the guards, B07)",
         "memoryview": "raw buffer access",
         "__import__": "replaced by a guarded version (allowlisted, read-only modules)",
         "copyright": "interactive helper",
@@ -67,7 +68,6 @@ _PLAIN: Final = [
     "classmethod",
     "complex",
     "dict",
-    "dir",
     "divmod",
     "enumerate",
     "filter",
@@ -247,6 +247,9 @@ def make_base_builtins(limits: Limits) -> dict[str, Any]:
             "pow": limits.builtin_pow,
             "format": limits.format,
             "vars": guarded_vars,
+            "dir": snippet_dir,
+            "globals": snippet_globals,
+            "locals": snippet_locals,
             "ToolError": ToolError,
             "exit": _Exit("exit"),
             "quit": _Exit("quit"),

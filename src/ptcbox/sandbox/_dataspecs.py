@@ -53,6 +53,8 @@ DATA_RUNTIME_REASON: Final = (
 
 _NO_FILES: Final = "reads or writes files; get data through the tools"
 _PICKLE: Final = "pickling: unpickling runs arbitrary code; use json or tolist()"
+_HOST_INFO: Final = "prints the host's {} (the sandbox does not describe the machine it runs on)"
+_TESTS: Final = "runs the library's test suite from the host's installation (files, pytest)"
 _NO_EVAL: Final = (
     "runs its own expression evaluator with attribute access; use boolean masks, e.g. "
     "df[(df['price'] > 10) & (df['region'] == 'EU')], and plain column arithmetic"
@@ -72,6 +74,12 @@ NUMPY_EXCLUDED: Final = types.MappingProxyType(
         "memmap": "maps files into memory",
         "DataSource": _NO_FILES + " and URLs",
         "info": "prints documentation and source of host objects",
+        "show_runtime": _HOST_INFO.format(
+            "operating system (uname), CPU features and thread libraries"
+        ),
+        "show_config": _HOST_INFO.format("build configuration (compilers, library paths)"),
+        "get_include": "returns a path of the host's installation (no C code is built here)",
+        "test": _TESTS,
         "ctypeslib": "raw memory access through ctypes",
     }
 )
@@ -105,7 +113,10 @@ PANDAS_EXCLUDED: Final = types.MappingProxyType(
         "read_gbq": "network access",
         "read_iceberg": _NO_FILES,
         "read_clipboard": "runs a clipboard program",
-        "show_versions": "prints paths and versions of the host's installation",
+        "show_versions": _HOST_INFO.format(
+            "operating system (uname), locale, paths and installed packages"
+        ),
+        "test": _TESTS,
     }
 )
 """pandas names a snippet cannot use, with the reason (``read_csv``, ``read_table``,

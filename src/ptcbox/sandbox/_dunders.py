@@ -44,6 +44,7 @@ from ptcbox.sandbox._owner import (
     private_ok,
     private_ok_class,
 )
+from ptcbox.sandbox._scope import frame_locals, snippet_frame
 from ptcbox.sandbox._sized import public_mro
 
 __all__ = ["GUARDED_DUNDER_READS", "dunder_value", "guarded_vars"]
@@ -185,11 +186,12 @@ def _value_or_default(obj: Any, name: str, default: Any) -> Any:
 def guarded_vars(*args: Any) -> Any:
     """vars(object) -- sandboxed: the ``__dict__`` of the snippet's own instances only."""
     if len(args) != 1:
-        if not args:
-            raise PolicyViolation(
-                "vars() without an argument is not available in the sandbox (it returns the "
-                "namespace with the guards); use vars(obj) on your own objects"
-            )
+        if not args:  # locals(): the snippet's names (see _scope)
+            frame = snippet_frame("vars()")
+            try:
+                return frame_locals(frame)
+            finally:
+                del frame
         raise TypeError(f"vars expected at most 1 argument, got {len(args)}")
     obj = args[0]
     if not hasattr(type(obj), "__dict__") and not isinstance(obj, type):

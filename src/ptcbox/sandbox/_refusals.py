@@ -14,7 +14,6 @@ __all__ = ["BUILTIN_HINTS", "builtin_hint", "explain_compile_error"]
 
 _NO_FILES = "files are not accessible; get data through the tools (io.StringIO for text)"
 _NO_CODE = "running strings as code is not possible; write the code in the snippet itself"
-_NAMESPACE = "the namespace holds the sandbox's guards; use the names directly (dir() lists them)"
 
 BUILTIN_HINTS: Final[dict[str, str]] = {
     "open": f"open() is not available in the sandbox: {_NO_FILES}",
@@ -27,8 +26,6 @@ BUILTIN_HINTS: Final[dict[str, str]] = {
     "what you need to see",
     "help": "help() is not available in the sandbox: it is interactive; the tools' "
     "docstrings are in their descriptions",
-    "globals": f"globals() is not available in the sandbox: {_NAMESPACE}",
-    "locals": f"locals() is not available in the sandbox: {_NAMESPACE}",
     "memoryview": "memoryview() is not available in the sandbox: no raw buffer access; use "
     "bytes / bytearray slices",
     "copyright": "copyright is not available in the sandbox (an interactive helper)",

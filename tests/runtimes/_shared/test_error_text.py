@@ -96,6 +96,12 @@ def test_timeout_text_and_location() -> None:
     assert timeout_error_text(2.5, "line 3: x") == (
         "TimeoutError: the code did not finish within 2.5 seconds (it was running line 3: x)"
     )
+    assert timeout_error_text(1, "line 2: y", paused=2.04) == (
+        "TimeoutError: the code did not finish within its time limit of 1 second (the 2.0 "
+        "seconds it waited for tool-call approvals were not counted: 3.0 seconds passed in "
+        "all) (it was running line 2: y)"
+    )
+    assert timeout_error_text(1, paused=0.01) == timeout_error_text(1)  # nothing to say
     stop = threading.Event()
     source = "while not stop.is_set():\n    pass"
     thread = threading.Thread(

@@ -204,8 +204,21 @@ def snippet_location(thread_id: int, source: str, *, filename: str = SNIPPET_FIL
     return ""
 
 
-def timeout_error_text(timeout: float, location: str = "") -> str:
-    """Return the ``CodeResult.error`` of a timed-out execution."""
+def timeout_error_text(timeout: float, location: str = "", paused: float = 0.0) -> str:
+    """Return the ``CodeResult.error`` of a timed-out execution.
+
+    Args:
+        timeout: The execution's own time limit, in seconds.
+        location: Where the code was when it was stopped (``""``: unknown).
+        paused: Seconds the clock stood still while tool-call approvals were awaited
+            (they do not count against ``timeout``; see ``_clock.Deadline``).
+    """
     unit = "second" if timeout == 1 else "seconds"
     text = f"TimeoutError: the code did not finish within {timeout:g} {unit}"
+    if paused >= 0.05:  # the wall time was longer than the limit: say why
+        text = (
+            f"TimeoutError: the code did not finish within its time limit of {timeout:g} "
+            f"{unit} (the {paused:.1f} seconds it waited for tool-call approvals were not "
+            f"counted: {timeout + paused:.1f} seconds passed in all)"
+        )
     return f"{text} (it was running {location})" if location else text

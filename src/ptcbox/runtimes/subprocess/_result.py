@@ -48,7 +48,8 @@ def build_result(
             error_type = (error_type or "Exception")[:_ERROR_TYPE_CHARS]
     elif kind == "timeout":
         timed_out = True
-        error, error_type = timeout_error_text(timeout), "TimeoutError"
+        error = timeout_error_text(timeout, paused=execution.clock.paused_seconds())
+        error_type = "TimeoutError"
         error += " (the worker process was killed)"
     elif kind == "protocol":
         error, error_type = f"WireProtocolError: {detail}", "WireProtocolError"

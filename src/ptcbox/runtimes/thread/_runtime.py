@@ -351,7 +351,7 @@ class ThreadRuntime:
                 stdout=stdout,
                 stderr=stderr,
                 return_code=1,
-                error=timeout_error_text(timeout, location),
+                error=timeout_error_text(timeout, location, run.clock.paused_seconds()),
                 error_type="TimeoutError",
                 timed_out=True,
                 tool_calls=records,

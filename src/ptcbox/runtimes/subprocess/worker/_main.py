@@ -7,7 +7,8 @@ environment, namespaces, rlimits, Landlock, seccomp, the audit hook), then rehea
 one whole execution against a loopback socket pair (:func:`rehearse`), which takes
 the copy-on-write page faults of that path before the worker is handed out, unless a
 ``run`` already waits (the host took the worker before it was ready, under sustained
-load: the run then takes only the faults it needs). Then it waits for a ``run``
+load: the run then takes only the faults it needs), and seeds numpy's global generator
+afresh (not the state every worker of the template starts with). Then it waits for a ``run``
 message (its globals already built while it waited), applies the policy's memory and
 CPU limits, compiles the snippet with the sandbox (``os_enforced_limits=True``: the
 OS enforces what the arithmetic guards would) unless the host sent it compiled (see
@@ -47,6 +48,7 @@ from ptcbox.runtimes.subprocess.worker._reuse import Reuse
 from ptcbox.runtimes.subprocess.worker._rlimits import apply_run_limits
 from ptcbox.runtimes.subprocess.worker._setup import EXIT_SETUP_FAILED, setup_worker
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._datastate import fresh_numpy_random
 from ptcbox.sandbox._globals import add_globals
 
 __all__ = ["EXIT_SETUP_FAILED", "warm_up", "worker_main"]
@@ -80,6 +82,7 @@ def worker_main(
                 end.close()
         else:
             rehearse(rehearsal, gate, policy)
+        fresh_numpy_random()  # not the state every worker of the template starts with
         if timing.ON:
             timing.mark("rehearsal")
         status = 0

@@ -11,8 +11,9 @@ may serve another; the host retires it otherwise (and after N executions):
   ``warnings``, output streams) are built per execution, as in ``ThreadRuntime``;
 * afterwards: ``decimal.DefaultContext`` (which new contexts copy) is restored, the
   working directory is emptied (and made current again), the environment is restored,
-  and the ``RLIMIT_CPU`` counter is re-armed by the next run (CPU used so far plus the
-  policy's seconds; see ``apply_run_limits``).
+  numpy's global generator gets a fresh seed and pandas' options their template values
+  (:mod:`ptcbox.sandbox._datastate`), and the ``RLIMIT_CPU`` counter is re-armed by the
+  next run (CPU used so far plus the policy's seconds; see ``apply_run_limits``).
 
 It is retired at once, never reused, after an execution that failed in any way (an
 error, a limit, a timeout or a crash: the host kills it), whose output was truncated,
@@ -36,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptcbox.errors import LimitExceeded, PolicyViolation
+from ptcbox.sandbox._datastate import PandasOptions, fresh_numpy_random
 from ptcbox.sandbox._modules import REFUSED_IMPORTS
 
 __all__ = ["RSS_SLACK_BYTES", "Reuse", "count_refusals"]
@@ -135,6 +137,7 @@ class Reuse:
         self._decimal_repr = repr(default)
         self._environ = dict(os.environ)
         self._environ_data = dict(_environ_data() or {})
+        self._pandas_options = PandasOptions()
         try:
             self._statm: int | None = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -183,6 +186,9 @@ class Reuse:
             if data != self._environ_data:
                 os.environ.clear()
                 os.environ.update(self._environ)
+            fresh_numpy_random()
+            if not self._pandas_options.restore():
+                return False
             os.chdir(self.workdir)
             with os.scandir(self.workdir) as entries:
                 for entry in entries:
