@@ -69,6 +69,26 @@ _CASES: dict[str, tuple[str, int, str, str, str]] = {
         "globals()['search'] = len\nprint('rebound', search('abc'))",
         1, "TypeError", _READ_ONLY, "rebound 3",
     ),
+    # red-team: a key that is not exactly a str passed the name checks of the view and
+    # then matched the hidden entry in the dict lookup: the guards dict (writable: an
+    # '_alive_' planted there kept the snippet's finalizers running at the host's gc)
+    "str_subclass_key": (
+        "class K(str):\n    def __ne__(self, o):\n        return True\n"
+        "b = globals()[K('__builtins__')]\nb['_alive_'] = 1\nprint('guards', '_getattr_' in b)",
+        4, "KeyError", "KeyError: '__builtins__'", "guards True",
+    ),
+    "same_hash_key": (
+        "class K:\n    def __hash__(self):\n        return hash('_alive_')\n"
+        "    def __eq__(self, o):\n        return o == '_alive_'\n    def __repr__(self):\n        return 'K'\n"
+        "a = globals()[K()]\nprint('alive', type(a).__name__)",
+        8, "KeyError", "KeyError: K", "alive ",
+    ),
+    "same_hash_key_in": (
+        "class K:\n    def __hash__(self):\n        return hash('_ptc_sandbox_')\n"
+        "    def __eq__(self, o):\n        return o == '_ptc_sandbox_'\n"
+        "print('mark', K() in globals() and 'seen' or 'hidden')",
+        6, "", "mark hidden", "mark seen",
+    ),
     "host_frame_globals": (_factory("globals"), 5, "PolicyViolation", f"globals() {_HOST}", "'__builtins__'"),
     "host_frame_locals": (_factory("locals"), 5, "PolicyViolation", f"locals() {_HOST}", "'self'"),
     "host_frame_vars": (_factory("vars"), 5, "PolicyViolation", f"vars() {_HOST}", "'self'"),

@@ -18,7 +18,8 @@ What each leaves out or changes, and why:
   files for ``source`` requests).
 * ``copy``: ``deepcopy``/``copy`` of the snippet's own classes apply the reduced state
   through the sandbox's write guard (a ``__reduce__`` cannot set attributes of objects
-  the snippet does not own).
+  the snippet does not own). A host object is deep-copied with a memo of its own, never the
+  snippet's (which would hold its private state).
 """
 
 from __future__ import annotations
@@ -339,8 +340,20 @@ def _guarded_copy_module() -> dict[str, Any]:
         deepcopy: Any = deepcopy,
     ) -> Any:
         if not is_owned(type(x)) and not is_owned(x):  # the host class's own protocol
+            # ... with a memo of its own: the snippet's (its deepcopy(x, memo) argument,
+            # or the one its __deepcopy__ gets) would receive copies of the host
+            # object's private state and, once copied, the state itself (copy keeps
+            # the originals alive in memo[id(memo)]): the real __dict__ of the shared
+            # size limits behind pow's bound method, or the unchecked bytes constructor
             return real_reconstruct(
-                x, memo, func, args, state, listiter, dictiter, deepcopy=deepcopy
+                x,
+                None if memo is None else {},
+                func,
+                args,
+                state,
+                listiter,
+                dictiter,
+                deepcopy=deepcopy,
             )
         deep = memo is not None
         if deep and args:

@@ -61,7 +61,10 @@ def visible_name(name: object) -> bool:
 
 
 def _shown(name: object) -> bool:
-    return visible_name(name) and name != "__builtins__"
+    # exactly a str: a key of another type (a str subclass whose __ne__ says True, an
+    # object with the hash of '_alive_' whose __eq__ says True) would pass the name
+    # checks and then match the hidden entry in the dict lookup
+    return type(name) is str and visible_name(name) and name != "__builtins__"
 
 
 class NamespaceView(Mapping[str, Any]):

@@ -119,6 +119,7 @@ def test_an_awake_process_is_checked_through_descriptors_kept_open(
         (b"State:\tR (running)\nSigPnd:\t0000000000000000\n", (b"R", True)),  # cut short
         (b"State:\tR (running)\nSigPnd:\tzz\nShdPnd:\t0\n", (b"R", True)),  # garbled
         (b"Name:\tx\nSigPnd:\t0\nShdPnd:\t0\n", (b"?", False)),  # no state: not runnable states
+        (b"Name:\tState:R\nState:\tT (stopped)\nSigPnd:\t0\nShdPnd:\t0\n", (b"T", False)),  # comm
     ],
 )  # fmt: skip
 def test_status_text_is_parsed_as_the_kernel_writes_it(

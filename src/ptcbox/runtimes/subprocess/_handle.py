@@ -43,8 +43,10 @@ def _status(pid: int) -> tuple[bytes, bool]:
 def _parse_status(text: bytes) -> tuple[bytes, bool]:
     """:func:`_status` of the text of a ``status`` file (garbled: a signal pending)."""
     state = b"?"
-    at = text.find(b"State:")
-    if at >= 0:
+    # at a line's start: the Name line before it is the process's own (comm), which it
+    # can set to "State:R" while it is stopped
+    at = 0 if text.startswith(b"State:") else text.find(b"\nState:") + 1
+    if at > 0 or text.startswith(b"State:"):
         state = text[at + 6 : at + 16].strip()[:1]
     pending = False
     for key in (b"\nSigPnd:", b"\nShdPnd:"):
