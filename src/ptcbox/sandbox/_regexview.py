@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]
 
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._regexsize import estimate_expand, estimate_sub
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ def _budget() -> float | None:
         return None
     return max(deadline() - time.perf_counter(), 0.001)
 
+
+_REGEX_OFF = off("regex")  # test-only ablation (see _ablation): CPython's engine matches
 
 _GRACE_S = 0.5
 _WAIT_LIMIT_S = 5.0
@@ -193,10 +196,13 @@ class Pattern:
     def __init__(self, compiled: re.Pattern[Any], limits: Limits) -> None:
         self._re = compiled
         self._lim = limits
+        self._rx: Any = None
+        if _REGEX_OFF:  # test-only ablation (see _ablation)
+            return
         try:
-            self._rx: Any = regex.compile(compiled.pattern, _rx_flags(compiled.flags))
+            self._rx = regex.compile(compiled.pattern, _rx_flags(compiled.flags))
         except regex.error:  # pragma: no cover - no such pattern is known
-            self._rx = None
+            pass
 
     @property
     def pattern(self) -> Any:
