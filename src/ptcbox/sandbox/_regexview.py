@@ -196,13 +196,12 @@ class Pattern:
     def __init__(self, compiled: re.Pattern[Any], limits: Limits) -> None:
         self._re = compiled
         self._lim = limits
-        self._rx: Any = None
-        if _REGEX_OFF:  # test-only ablation (see _ablation)
-            return
-        try:
-            self._rx = regex.compile(compiled.pattern, _rx_flags(compiled.flags))
+        try:  # None: CPython's re matches (only in the test-only ablation, see _ablation)
+            self._rx: Any = (
+                None if _REGEX_OFF else regex.compile(compiled.pattern, _rx_flags(compiled.flags))
+            )
         except regex.error:  # pragma: no cover - no such pattern is known
-            pass
+            self._rx = None
 
     @property
     def pattern(self) -> Any:
