@@ -668,9 +668,9 @@ async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compi
 ) -> None:
     async with SubprocessRuntime() as runtime:
         hosted = await runtime.execute(code, {}, timeout=10)
-        from ptcbox.runtimes.subprocess import _runtime as _subprocess
+        from ptcbox.runtimes.subprocess import _prepared  # where the run frame is built
 
-        monkeypatch.setattr(_subprocess, "host_compiled", lambda code, policy, **_: None)
+        monkeypatch.setattr(_prepared, "host_compiled", lambda code, policy, **_: None)
         worker = await runtime.execute(code, {}, timeout=10)
     assert not hosted.ok
     assert (hosted.error_type, hosted.error) == (worker.error_type, worker.error)
