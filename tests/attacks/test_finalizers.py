@@ -39,6 +39,7 @@ CHILD = """
 import asyncio, gc, sys, time
 from ptcbox import ThreadRuntime
 code, timeout = sys.argv[1], float(sys.argv[2])
+gc.disable()  # only the collections below find the garbage: one per run, with the spy on
 def spy_on(hook):  # on top of the runtime's hook, which stays silent about alive refusals
     def spy(unraisable):
         exc = unraisable.exc_value
