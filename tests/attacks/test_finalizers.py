@@ -39,6 +39,7 @@ CHILD = """
 import asyncio, gc, sys, time
 from ptcbox import ThreadRuntime
 code, timeout = sys.argv[1], float(sys.argv[2])
+gc.disable()  # only the collections below find the garbage: one per run, with the spy on
 def spy_on(hook):  # on top of the runtime's hook, which stays silent about alive refusals
     def spy(unraisable):
         exc = unraisable.exc_value
@@ -152,47 +153,66 @@ def test_a_finished_snippets_generator_never_runs_at_garbage_collection(body: st
     assert out.count(NOT_ALIVE) == 3, out
 
 
-# G3 (a stopped snippet's coroutines, in tasks of its closed event loop) is held by the
-# thread runtime's stop machinery, not by the alive checks: with them switched off the
-# finalized coroutine still meets the pending ExecutionInterrupted, and no switch turns that
-# off, so these two have no positive control (their payload is a spin: a child that hung
-# would fail them). An async generator in a cycle was dropped: even with the alive checks off
-# its code never runs at collection (asyncio hands it to its closed loop, which refuses).
+# G3 (a stopped snippet's coroutines, in tasks of its closed event loop) follows the same
+# pattern. An async generator in a cycle was dropped: even with the alive checks off its
+# code never runs at collection (asyncio hands it to its closed loop, which refuses).
 
 
-def test_g3_a_stopped_async_snippet_never_runs_at_garbage_collection() -> None:
-    """G3: the stopped snippet's coroutine stays in a task of its closed event loop."""
-    code = """
+G3_SNIPPETS = {
+    "top-level": """
         import asyncio
         print('started')
         while True:
             try:
-                await asyncio.sleep(0)
+                await asyncio.sleep(1)
+            except GeneratorExit:
+                SPIN
             except BaseException:
                 pass
-        """
-    out = _run_child(code, timeout=0.5)  # long enough to start on a loaded machine
-    assert "collected" in out, out
-    assert out.count("result False True TimeoutError started") == 3, out
-
-
-def test_g3_stopped_tasks_of_the_snippet_never_run_at_garbage_collection() -> None:
-    code = """
+        """,
+    "tasks": """
         import asyncio
         async def stubborn():
             while True:
                 try:
-                    await asyncio.sleep(0)
+                    await asyncio.sleep(1)
+                except GeneratorExit:
+                    SPIN
                 except BaseException:
                     pass
         tasks = [asyncio.create_task(stubborn()) for _ in range(5)]
         print('started')
         await asyncio.sleep(10)
-        """
-    out = _run_child(code, timeout=0.5)  # long enough to start on a loaded machine
+        """,
+}
+
+
+def _g3_proves_its_guard(route: str) -> None:
+    """G3: the stopped snippet's coroutines stay suspended in tasks of its closed event
+    loop, each in a cycle with the pending future it awaits (``sleep(1)``; a bare
+    ``sleep(0)`` leaves no cycle: its coroutine is freed in the stopped thread's clean-up
+    and never reaches the host's gc). The host's ``gc.collect()`` closes them in its main
+    thread: ``GeneratorExit`` at their ``await``, so their handler would run there,
+    outside any time limit. Control (alive checks off): it does, at the collection.
+    Refusal: the handler's check fails (the globals are gone: ``NameError``), the spin
+    never starts, the child finishes, and nothing reaches the host's stderr."""
+    body = G3_SNIPPETS[route]
+    control = _control(CHILD, _with(body, RAN), "0.5")
+    assert "collected" in control, control
+    assert RAN_AT_GC in control, control  # in the host's main thread, at gc.collect()
+    out = _run_child(_with(body, SPIN), timeout=0.5)  # long enough to start when loaded
     assert "collected" in out, out
     assert out.count("result False True TimeoutError started") == 3, out
+    assert NOT_ALIVE in out, out  # the guard's own refusal, seen by the child's spy
     assert "Exception ignored" not in out, out
+
+
+def test_g3_a_stopped_async_snippet_never_runs_at_garbage_collection() -> None:
+    _g3_proves_its_guard("top-level")
+
+
+def test_g3_stopped_tasks_of_the_snippet_never_run_at_garbage_collection() -> None:
+    _g3_proves_its_guard("tasks")
 
 
 CONCURRENT_GC_CHILD = """

@@ -6,7 +6,8 @@ R2, ...) and asserts the SAFE behaviour, so it starts passing (and strict xfail 
 red) once fixed. Whatever could hang or kill a process runs in a child Python under a
 timeout. The ``_alive_`` attacks follow ``_proof`` (control with the reserved-name check,
 the write guard, the alive object or the resume checks switched off; exact refusal on
-the targeted line). R2 and R5 have no switch that removes their fix alone: no control.
+the targeted line). R2 and R5 are controlled by the switches of their fixes
+(``stop_cleanup``, ``quiet_refusals``).
 
 Findings:
 
@@ -243,14 +244,14 @@ os._exit(0)
 """
 
 R2_CODE = """\
-import functools, itertools
+import functools, itertools, statistics
 class It:
     def __iter__(self):
         return self
     def __next__(self):
         return 1
 inner = It()
-inner.close = functools.partial(next, (0 for _ in itertools.count() if False), None)
+inner.close = CLOSE
 def g():
     yield from inner
 it = g()
@@ -259,13 +260,37 @@ print("started")
 while True:
     pass
 """
+# What the delegate's ``close`` (a builtin: no function-body check) runs at the clean-up,
+# and the switches of its control. The generator expression's steps are checked too
+# (``resume``, R1): its control needs both switched off (defence in depth). Python code of
+# the standard library (``statistics.fmean``'s own generator, driven by ``math.fsum``) has
+# no check at all: only the clean-up's state stops it, so its control is ``stop_cleanup``
+# alone.
+R2_CLOSES = {
+    "generator-expression": (
+        "functools.partial(next, (0 for _ in itertools.count() if False), None)",
+        "stop_cleanup,resume",
+    ),
+    "stdlib-python-loop": (
+        "functools.partial(statistics.fmean, itertools.repeat(1))",
+        "stop_cleanup",
+    ),
+}
 
 
-def test_r2_a_stopped_executions_thread_always_ends() -> None:
-    """R2: the stop lands; the clean-up after it (``namespace.clear()`` in HOST state,
-    where nothing is injected) closes the generator, whose delegate's ``close`` is a
-    builtin spinning a generator expression: the thread never leaves."""
-    out = child_output(R2_CHILD, R2_CODE, timeout=20)
+@pytest.mark.parametrize("route", R2_CLOSES)
+def test_r2_a_stopped_executions_thread_always_ends(route: str) -> None:
+    """R2: the stop lands; the clean-up after it (``namespace.clear()``) closes the
+    generator, whose delegate's ``close`` is a builtin spinning Python code the snippet
+    did not write with ``def``: in ``HOST`` state, where nothing is injected, the thread
+    never leaves. Control: that clean-up state back (switch ``stop_cleanup``), bounded by
+    the child's 4 s wait for the thread."""
+    close, switches = R2_CLOSES[route]
+    code = R2_CODE.replace("CLOSE", close)
+    control = child_output(R2_CHILD, code, timeout=30, ablate=switches)
+    assert "result True started" in control, control
+    assert "stopped thread still running" in control, control
+    out = child_output(R2_CHILD, code, timeout=20)
     assert "result True started" in out, out
     assert "stopped thread ended" in out, out
 
@@ -291,7 +316,9 @@ os._exit(0)
 
 def test_r5_stopped_gathered_coroutines_leave_nothing_on_host_stderr() -> None:
     """R5: each coroutine of a stopped ``gather`` fails its check with ``NameError``
-    (the globals were cleared), which ``sys.unraisablehook`` passes to the host's stderr."""
+    (the globals were cleared), which ``sys.unraisablehook`` passes to the host's stderr.
+    Fix: the runtime's hook recognises that ``NameError`` as the guard's refusal. Control:
+    that recognition switched off (``quiet_refusals``): the noise is on the host's stderr."""
     code = """\
 import asyncio
 async def f():
@@ -302,6 +329,10 @@ async def f():
             pass
 await asyncio.gather(*[f() for _ in range(20)])
 """
+    control = child_output(R5_CHILD, code, timeout=30, ablate="quiet_refusals")
+    assert "collected" in control, control
+    assert "Exception ignored in: <coroutine object f" in control, control  # host stderr
+    assert "NameError: name '_alive_' is not defined" in control, control
     out = child_output(R5_CHILD, code, timeout=20)
     assert "result True" in out, out
     assert "next 2" in out, out
@@ -637,7 +668,7 @@ async def test_a_snippet_the_host_refuses_gets_the_same_result_as_a_worker_compi
 ) -> None:
     async with SubprocessRuntime() as runtime:
         hosted = await runtime.execute(code, {}, timeout=10)
-        from ptcbox.runtimes.subprocess import _prepared
+        from ptcbox.runtimes.subprocess import _prepared  # where the run frame is built
 
         monkeypatch.setattr(_prepared, "host_compiled", lambda code, policy, **_: None)
         worker = await runtime.execute(code, {}, timeout=10)

@@ -446,6 +446,31 @@ async def test_extra_globals_reach_the_snippet_as_copies(
 # == 8. a catastrophic regular expression (item 9) =======================================
 
 
+REGEX_CHILD = """
+import asyncio, sys, time
+from ptcbox import ThreadRuntime
+code, deadline = sys.argv[1], float(sys.argv[2])
+gaps = []
+async def tick():
+    last = time.perf_counter()
+    while True:
+        await asyncio.sleep(0.01)
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+async def main():
+    async with ThreadRuntime() as runtime:
+        ticker = asyncio.ensure_future(tick())
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        result = await runtime.execute(code, {}, timeout=deadline)
+        elapsed = time.perf_counter() - started
+        ticker.cancel()
+    print("result", result.timed_out, "after", elapsed, "max gap", max(gaps), flush=True)
+asyncio.run(main())
+"""
+
+
 async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_responsive(
     make_runtime: Any, runtime_name: str
 ) -> None:
@@ -455,6 +480,16 @@ async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_respo
     result comes back by the deadline and the host's loop keeps ticking."""
     if runtime_name != "thread":
         pytest.skip("the worker is killed at the deadline")
+    # Control: with CPython's own engine (switch ``regex``) a shorter input, ~1.3 s of
+    # backtracking unloaded, holds the GIL past a 0.3 s deadline: the result comes back
+    # late and the host's loop stalls for most of the match (load only makes both longer).
+    short = 'import re\nprint(re.match(r"(a+)+$", "a" * 24 + "b"))'
+    control = child_output(REGEX_CHILD, short, "0.3", timeout=60, ablate="regex")
+    words = control.split()
+    assert words[:2] == ["result", "True"], control
+    after, stall = float(words[words.index("after") + 1]), float(words[-1])
+    assert after > 3 * 0.3, control
+    assert stall > 2 * 0.3, control
     code = 'import re\nprint(re.match(r"(a+)+$", "a" * 27 + "b"))'
     gaps: list[float] = []
 

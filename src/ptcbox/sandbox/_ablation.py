@@ -41,8 +41,15 @@ GUARDS: Final = {
     " its globals are cleared)",
     "resume": "no alive check where suspended code resumes: generator-expression steps,"
     " code after yield/await (_resume)",
+    "regex": "the sandbox's re matches with CPython's own engine: it holds the GIL and"
+    " ignores the execution's deadline (_regexview: no regex-package pattern)",
+    "stop_cleanup": "thread runtime: a stopped execution clears its globals in HOST state,"
+    " where the reaper injects no stop (Control.shelter instead of wind_down; red-team R2)",
+    "quiet_refusals": "thread runtime: the unraisable hook passes the alive checks' refusals"
+    " of collected snippet code (AttributeError 'running', NameError '_alive_') to the"
+    " host's stderr (_job._refused_by_alive_check; red-team R5)",
 }
-"""Language-level guards of the sandbox (both runtimes)."""
+"""Language-level guards of the sandbox (both runtimes), and the thread runtime's own."""
 
 WALLS: Final = {
     "seccomp": "the worker's seccomp filter (_seccomp)",

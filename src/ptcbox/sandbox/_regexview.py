@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]
 
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._regexsize import estimate_expand, estimate_sub
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ def _budget() -> float | None:
         return None
     return max(deadline() - time.perf_counter(), 0.001)
 
+
+_REGEX_OFF = off("regex")  # test-only ablation (see _ablation): CPython's engine matches
 
 _GRACE_S = 0.5
 _WAIT_LIMIT_S = 5.0
@@ -193,8 +196,10 @@ class Pattern:
     def __init__(self, compiled: re.Pattern[Any], limits: Limits) -> None:
         self._re = compiled
         self._lim = limits
-        try:
-            self._rx: Any = regex.compile(compiled.pattern, _rx_flags(compiled.flags))
+        try:  # None: CPython's re matches (only in the test-only ablation, see _ablation)
+            self._rx: Any = (
+                None if _REGEX_OFF else regex.compile(compiled.pattern, _rx_flags(compiled.flags))
+            )
         except regex.error:  # pragma: no cover - no such pattern is known
             self._rx = None
 
@@ -224,7 +229,9 @@ class Pattern:
         return hash(self._re)
 
     def _call(self, method: str, string: Any, *args: Any, **kwargs: Any) -> Any:
-        if self._rx is None:  # pragma: no cover
+        if self._rx is None:  # pragma: no cover - the regex ablation (tests only)
+            if args and args[-1] is None:  # endpos: re takes no None
+                args = args[:-1]
             return getattr(self._re, method)(string, *args, **kwargs)
         subject = _plain(string)
         if type(subject) is str or type(subject) is bytes:

@@ -37,6 +37,7 @@ from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, curre
 from ptcbox.runtimes.thread._route import Route, current
 from ptcbox.runtimes.thread._tools import Run
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
 from ptcbox.sandbox._cacheguards import install_cache_guards
 from ptcbox.sandbox._caches import snippet_thread
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
     from ptcbox.runtimes.thread._session import ThreadSession
 
 __all__ = ["Job", "Outcome", "install_hooks"]
+
+_STOP_CLEANUP_OFF = off("stop_cleanup")  # test-only ablation switches (see _ablation)
+_QUIET_REFUSALS_OFF = off("quiet_refusals")
 
 
 @dataclass(slots=True)
@@ -119,7 +123,9 @@ class Job:
                     if outcome is not None:
                         outcome.finished_at = time.perf_counter()
                 if namespace is not None and self.session is None:
-                    if control.stop:  # no more snippet code: it fails at _alive_.running
+                    if control.stop and _STOP_CLEANUP_OFF:  # test-only ablation
+                        control.shelter()
+                    elif control.stop:  # no more snippet code: it fails at _alive_.running
                         control.wind_down()
                     namespace.clear()  # snippet finalizers run here, under the time limit
                 stopped = control.finish()
@@ -322,7 +328,9 @@ def _wrap_showwarning(previous: Callable[..., Any]) -> Callable[..., Any]:
 def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def unraisablehook(unraisable: Any) -> None:
         exc = unraisable.exc_value
-        if isinstance(exc, ExecutionInterrupted) or _refused_by_alive_check(exc):
+        if isinstance(exc, ExecutionInterrupted) or (
+            not _QUIET_REFUSALS_OFF and _refused_by_alive_check(exc)
+        ):
             return  # a finalizer of the snippet, stopped with it or after it
         control = current_control()
         if control is not None and control.stderr is not None and exc is not None:
