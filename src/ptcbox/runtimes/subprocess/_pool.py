@@ -1,13 +1,12 @@
 """Host side of the SubprocessRuntime worker pool: the template process and its workers.
 
-:class:`WorkerPool` starts the template (:mod:`ptcbox.runtimes.subprocess.worker._template`,
-launched by :mod:`ptcbox.runtimes.subprocess._launch`), keeps ``min_idle`` forked workers
-waiting, hands one out per execution (after checking that it is alive and not stopped;
-else forking one on demand, restarting the template if it died), bounds concurrent
-executions with ``max_workers`` (:mod:`ptcbox.runtimes.subprocess._slots`) and learns
-every worker's exit status from the template. Everything is killed by :meth:`WorkerPool.aclose`,
-an ``atexit`` handler, and, if the host dies, by the template itself (it sees its control
-socket close) and the kernel (``PR_SET_PDEATHSIG`` of the workers).
+:class:`WorkerPool` starts the template (:mod:`~ptcbox.runtimes.subprocess.worker._template`,
+launched by :mod:`~ptcbox.runtimes.subprocess._launch`), keeps ``min_idle`` forked workers
+waiting, hands one out per execution (checked alive and not stopped; else forked on demand,
+the template restarted if it died), bounds executions with ``max_workers`` (``_slots``) and
+learns every worker's exit status from the template. All is killed by :meth:`aclose`, an
+``atexit`` handler, the template when the host dies (its control socket closes) and the
+kernel (``PR_SET_PDEATHSIG`` of the workers).
 """
 
 from __future__ import annotations
@@ -53,8 +52,7 @@ class WorkerPool:
         env: The template's environment.
         min_idle: Workers to keep forked and waiting.
         max_workers: Executions that may run at once (others wait for a slot).
-        need_network_namespace: Fail to start when empty network namespaces are not
-            available.
+        need_network_namespace: Fail to start without empty network namespaces.
         rotate_after: Forks per template before a fresh one replaces it (see
             :mod:`~ptcbox.runtimes.subprocess._rotation`); ``None`` never.
     """
@@ -90,7 +88,6 @@ class WorkerPool:
         _LIVE_POOLS.add(self)
 
     # -- loop binding and template life --------------------------------------------------
-
     def _bind(self) -> asyncio.AbstractEventLoop:
         try:
             loop = asyncio.get_running_loop()
@@ -252,7 +249,6 @@ class WorkerPool:
         self._template_gone()
 
     # -- workers -------------------------------------------------------------------------
-
     def _on_worker(self, worker: WorkerHandle, requested: bool = True) -> None:
         self._requested = max(0, self._requested - requested)
         self._workers[worker.pid] = worker
@@ -264,6 +260,11 @@ class WorkerPool:
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
+                if not worker.runnable():  # stopped (SIGSTOP) or gone while it set up
+                    self._waiters.appendleft(waiter)
+                    worker.kill()
+                    worker.close()
+                    return self._refill()
                 waiter.set_result(worker)
                 return
         (self._idle.append if requested else self._idle.appendleft)(worker)
@@ -394,7 +395,6 @@ class WorkerPool:
         return self._slots.hold(self._bind(), wait, caller)
 
     # -- shutdown ------------------------------------------------------------------------
-
     def kill_all(self) -> None:
         """Kill every worker and the template at once (synchronous; also at exit)."""
         self._rotation.kill_all()
