@@ -59,6 +59,7 @@ __all__ = [
     "encode_plain_call",
     "field",
     "parse_message",
+    "plain_scalar",
     "reply_frame",
 ]
 
@@ -172,22 +173,27 @@ def _flat_text(message: dict[str, Any]) -> str | None:
     directly as :func:`encode_plain_call` does; ``None`` for any other message."""
     parts = []
     for key, value in message.items():
-        kind = type(value)
-        if type(key) is not str or not key.isascii():
-            return None
-        if kind is str:
-            if not value.isascii():
-                return None
-        elif kind is int:
-            if not -(1 << 63) <= value < 1 << 63:
-                return None
-        elif kind is float:
-            if not math.isfinite(value):
-                return None
-        elif kind is not bool and value is not None:
+        if (
+            type(key) is not str
+            or not key.isascii()
+            or not plain_scalar(value, -(1 << 63), 1 << 63)
+        ):
             return None
         parts.append(f"{_json_text(key)}:{_json_scalar(value)}")
     return "{" + ",".join(parts) + "}"
+
+
+def plain_scalar(value: Any, low: int, high: int) -> bool:
+    """Whether ``value`` is ASCII text, an int with ``low <= value < high``, a finite
+    float, a bool or ``None``: a value the fast JSON paths of both sides pass unchanged."""
+    kind = type(value)
+    if kind is str:
+        return bool(value.isascii())
+    if kind is int:
+        return bool(low <= value < high)
+    if kind is float:
+        return math.isfinite(value)
+    return kind is bool or value is None
 
 
 def _json_scalar(value: Any) -> str:

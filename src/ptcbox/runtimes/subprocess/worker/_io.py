@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import math
 import os
 import signal
 import socket
@@ -41,6 +40,7 @@ from ptcbox.runtimes._wire import (
     encode_output,
     encode_plain_call,
     parse_message,
+    plain_scalar,
 )
 
 __all__ = ["OutputSink", "WorkerChannel"]
@@ -368,17 +368,7 @@ def _plain(values: Any) -> list[Any] | None:
     """
     out = list(values)
     for value in out:
-        kind = type(value)
-        if kind is str:
-            if not value.isascii():
-                return None
-        elif kind is int:
-            if not -(2**62) < value < 2**62:
-                return None
-        elif kind is float:
-            if not math.isfinite(value):
-                return None
-        elif kind is not bool and value is not None:
+        if not plain_scalar(value, -(2**62) + 1, 2**62):  # -(2**62) < value < 2**62
             return None
     return out
 
