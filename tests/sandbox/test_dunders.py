@@ -62,3 +62,60 @@ except ValueError as e:
 r
 """
     assert sandbox_run(code).value == "KeyError('made here')"
+
+
+_METADATA = """
+import json, re, csv, decimal
+(json.__version__, re.__version__, csv.__version__, decimal.__version__,
+ getattr(json, "__version__"), getattr(json, "__version__", None), hasattr(json, "__version__"),
+ f"{json.__version__}", "{0.__version__}".format(json), json.__name__, json.__doc__[:4])
+"""
+
+
+def test_module_metadata_reads_as_in_cpython(sandbox_run: Callable) -> None:
+    """``__version__`` (str) and ``__doc__`` of module views are the real module's."""
+    plain: dict[str, object] = {}
+    exec(_METADATA.replace("(json.__version__", "_v = (json.__version__"), plain)
+    assert sandbox_run(_METADATA).value == plain["_v"]
+    assert type(sandbox_run("import json\njson.__version__").value) is str
+
+
+@pytest.mark.parametrize(
+    ("code", "error", "message"),
+    [
+        ("import math\nmath.__version__", AttributeError,
+         "module 'math' has no attribute '__version__'"),
+        ("getattr(len, '__version__', 'none')", None, "none"),
+        ("try:\n    1/0\nexcept Exception as e:\n    e.__notes__", AttributeError,
+         "'ZeroDivisionError' object has no attribute '__notes__'"),
+        ("try:\n    1/0\nexcept Exception as e:\n    r = getattr(e, '__notes__', 'no')\nr",
+         None, "no"),
+    ],
+)  # fmt: skip
+def test_missing_dunders_raise_attribute_error(
+    sandbox_run: Callable, code: str, error: type[Exception] | None, message: str
+) -> None:
+    """A missing special attribute raises AttributeError, never hands out a sentinel."""
+    if error is None:
+        assert sandbox_run(code).value == message
+        return
+    with pytest.raises(error, match=message):
+        sandbox_run(code)
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("import json\njson.__file__", '"__file__" is not allowed'),
+        ("import json\njson.__spec__", '"__spec__" is not allowed'),
+        ("import json\ngetattr(json, '__loader__')", "'__loader__' of module 'json'"),
+        ("import json\nmatch '1':\n    case json.__version__:\n        pass",
+         '"__version__" is not allowed in a pattern'),
+        ("__version__ = '1'", '"__version__" is a reserved name'),
+    ],
+)  # fmt: skip
+def test_other_module_metadata_stays_refused(
+    sandbox_run: Callable, code: str, message: str
+) -> None:
+    with pytest.raises(PolicyViolation, match=message.replace("(", r"\(")):
+        sandbox_run(code)

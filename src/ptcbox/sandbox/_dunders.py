@@ -27,6 +27,13 @@ time, and on the snippet's own objects (or its own exceptions) they lead nowhere
 * ``object.__setattr__`` (the frozen-dataclass ``__post_init__`` idiom): the getattr
   guard hands out a stand-in that applies the ``setattr`` guard's rules first.
 * ``super().__init_subclass__`` inside the snippet's own ``__init_subclass__``.
+* ``obj.__version__`` (``np.__version__``, ``re.__version__``) on any object, when it is
+  a string or a tuple of ints and strings: the interpreter gives the name no meaning, so
+  it is data like any public attribute; other values (a submodule named ``__version__``)
+  are refused. It is never read natively (a ``match`` value pattern refuses it), and
+  module views carry only a string ``__version__`` (see ``_proxy.make_proxy``). The
+  other module metadata stays refused: ``__file__``/``__path__``/``__cached__`` are host
+  paths, ``__spec__``/``__loader__`` lead to the import machinery (a loader reads files).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ _CHAIN: Final = frozenset({"__cause__", "__context__"})
 _EXC_DATA: Final = frozenset({"__suppress_context__", "__notes__", "__traceback__"})
 GUARDED_DUNDER_READS: Final[frozenset[str]] = frozenset(
     {"__class__", "__dict__", "__mro__", "__annotations__", "__setattr__", "__init_subclass__"}
+    | {"__version__"}
     | _CHAIN
     | _EXC_DATA
 )
@@ -169,12 +177,23 @@ def dunder_value(obj: Any, name: str, default: Any = _MISSING) -> Any:
         if is_owned(obj) and (isinstance(obj, type) or type(obj) is types.FunctionType):
             return _value_or_default(obj, name, default)
         raise _refuse(name, obj, "only on the snippet's own functions and classes")
+    if name == "__version__":
+        return _version(obj, default)
     if name == "__setattr__":  # object.__setattr__ is handed out by the getattr guard
         raise _refuse(name, obj, "use setattr(obj, name, value)")
     # __init_subclass__: only super().__init_subclass__ from the snippet's own class
     if type(obj) is super and is_owned(super.__dict__["__thisclass__"].__get__(obj)):
         return getattr(obj, name)
     raise _refuse(name, obj, "call super().__init_subclass__(**kwargs) from your own class")
+
+
+def _version(obj: Any, default: Any) -> Any:
+    value = _value_or_default(obj, "__version__", default)
+    if value is default or isinstance(value, str):
+        return value
+    if type(value) is tuple and all(type(v) in (int, str) for v in value):
+        return value
+    raise _refuse("__version__", obj, "only a version string or tuple is handed out")
 
 
 def _value_or_default(obj: Any, name: str, default: Any) -> Any:

@@ -302,6 +302,8 @@ class AttributeGuards:
         if name in GUARDED_DUNDER_READS:
             if name == "__setattr__" and obj is object:
                 return object_setattr
+            if default is _MISSING:  # _dunders has its own sentinel: never pass ours on
+                return dunder_value(obj, name)
             return dunder_value(obj, name, default)
         check_readable(obj, name)
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)

@@ -244,7 +244,11 @@ def build_module(
     excluded.update(dropped)
     attrs.update(submodules)
     return make_proxy(
-        name, attrs, excluded=excluded, real_names=frozenset(vars(module)) - set(attrs)
+        name,
+        attrs,
+        excluded=excluded,
+        real_names=frozenset(vars(module)) - set(attrs),
+        module=module,
     )
 
 

@@ -93,6 +93,7 @@ def make_proxy(
     *,
     excluded: Mapping[str, str] | None = None,
     real_names: frozenset[str] = frozenset(),
+    module: types.ModuleType | None = None,
 ) -> ModuleProxy:
     """Build the read-only proxy of module ``name`` exposing ``attrs``.
 
@@ -101,8 +102,15 @@ def make_proxy(
         attrs: Attribute name -> value; must not contain modules.
         excluded: Attribute name -> reason, for a clear error on access.
         real_names: Names the real module has (for "not available" errors).
+        module: The real module, whose string ``__doc__`` and ``__version__`` the proxy
+            carries (``np.__version__``); its other dunders (``__file__``, a host path;
+            ``__spec__``/``__loader__``, the import machinery) are never copied.
     """
     ns: dict[str, Any] = {"__slots__": (), "__name__": name}
+    for meta in ("__doc__", "__version__"):
+        value = getattr(module, meta, None)
+        if isinstance(value, str):
+            ns[meta] = str(value)  # a plain str, never a host subclass
     for key, value in attrs.items():
         if isinstance(value, types.ModuleType):
             raise TypeError(f"a module proxy cannot hold module {key!r}")

@@ -190,3 +190,17 @@ print(int(df["qty"].sum()), df.to_json(orient="records"))
     result = run(code)
     assert result.error is None, result.error
     assert result.stdout == '8 [{"sku":"A","qty":3},{"sku":"B","qty":5}]\n'
+
+
+def test_version_and_module_metadata_read_as_in_cpython() -> None:
+    code = (
+        "import numpy as np\nimport pandas as pd\n"
+        "print(np.__version__, pd.__version__, np.__name__, pd.__name__)\n"
+        "print(np.__doc__.split()[:3], type(np.__version__).__name__)"
+    )
+    result = run(code)
+    assert result.error is None, result.error
+    assert result.stdout == plain(code)
+    refused = run("import numpy as np\nprint(np.__file__)")
+    assert refused.error_type == "PolicyViolation"
+    assert 'access to attribute "__file__" is not allowed' in (refused.error or "")
