@@ -282,3 +282,55 @@ def test_bench_subcommand_usage_names_the_subcommand(
         cli.main(["bench", name, "--no-such-option"])
     assert raised.value.code == 2
     assert f"ptcbox bench {name}: error: unrecognized arguments" in capsys.readouterr().err
+
+
+def _run_bytes(*args: str, cwd: Path, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", "LC_ALL": "C", "LANG": "C"}
+    env.pop("PYTHONIOENCODING", None)  # C locale: stdin's text layer uses surrogateescape
+    return subprocess.run(
+        [*_COMMAND, *args], cwd=cwd, input=stdin, capture_output=True, timeout=120,
+        env=env, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "where"),
+    [
+        (b"print(1)\n\xff\xfe = 2\n", "byte 0xff on line 2"),
+        (b"\xff\n", "byte 0xff on line 1"),
+        (b"# coding: ascii\nprint('\xc3\xa9')\n", "not valid ascii text (byte 0xc3 on line 2)"),
+    ],
+)
+def test_source_that_is_not_text_is_a_usage_error(workdir: Path, source: bytes, where: str) -> None:
+    """Invalid bytes on stdin or in FILE: exit code 2 and one clear line, no traceback,
+    nothing run (under a C locale stdin's text layer used to let them through)."""
+    (workdir / "bad.py").write_bytes(source)
+    for args, name in ((("run", "-"), "stdin"), (("run", "bad.py"), "bad.py")):
+        done = _run_bytes(*args, cwd=workdir, stdin=source)
+        err = done.stderr.decode()
+        assert done.returncode == 2, err
+        assert err.startswith(f"ptcbox run: cannot read {name}: it is not valid "), err
+        assert where in err and "save the code as UTF-8" in err, err
+        assert "Traceback" not in err and done.stdout == b""
+
+
+def test_source_is_decoded_as_cpython_decodes_a_script(workdir: Path) -> None:
+    """A PEP 263 coding line, a BOM and CRLF newlines, from stdin and from FILE."""
+    cases = [
+        b"# -*- coding: latin-1 -*-\nprint('\xe9')\n",
+        b"\xef\xbb\xbfprint('\xc3\xa9')\r\n",
+        b"print('\xc3\xa9')\r\nprint(2)\r\n",
+    ]
+    for source in cases:
+        (workdir / "src.py").write_bytes(source)
+        plain = subprocess.run(
+            [sys.executable, "src.py"], cwd=workdir, capture_output=True, check=True,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        )  # fmt: skip
+        for args in (("run", "-"), ("run", "src.py")):
+            done = _run_bytes(*args, "--json", cwd=workdir, stdin=source)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["stdout"] == plain.stdout.decode(), source
+    bad = _run_bytes("run", "-", cwd=workdir, stdin=b"# coding: nope\nprint(1)\n")
+    assert bad.returncode == 2
+    assert bad.stderr.decode() == "ptcbox run: cannot read stdin: unknown encoding: nope\n"

@@ -21,7 +21,7 @@ from typing import Any
 from rich.markup import escape
 
 from ptcbox._cli_bench import BENCHMARKS, run_benchmark
-from ptcbox._cli_support import UsageError, import_file
+from ptcbox._cli_support import UsageError, import_file, read_source
 from ptcbox._console import Output
 from ptcbox._execute import DEFAULT_RUNTIME, RUNTIME_NAMES, aexecute
 from ptcbox._result import CodeResult
@@ -150,7 +150,7 @@ def _version() -> str:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    code = _read_code(args.file)
+    code = read_source(args.file)
     namespace = _merge_tools(args.tools)
     policy = _policy(args.policy)
     try:
@@ -164,15 +164,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_human(result)
     return result.return_code
-
-
-def _read_code(file: str) -> str:
-    try:
-        if file == "-":
-            return sys.stdin.read()
-        return Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {file}: {exc}") from exc
 
 
 def load_tools(spec: str) -> object:

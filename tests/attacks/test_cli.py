@@ -44,13 +44,16 @@ def test_nul_byte_is_a_failed_result(tmp_path: Path) -> None:
     assert proc.stderr == b""
 
 
-def test_invalid_utf8_is_a_failed_result(tmp_path: Path) -> None:
+def test_invalid_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 are refused before anything runs (they used to become lone
+    surrogates and fail inside the run as a UnicodeEncodeError)."""
     proc = run(b'print("\xff\xfe")\n', "--json", tmp=tmp_path)
-    assert proc.returncode == 1
-    result = json.loads(proc.stdout)
-    assert result["error_type"] == "UnicodeEncodeError" and result["stdout"] == ""
-    assert result["error"].startswith("UnicodeEncodeError: 'utf-8' codec can't encode")
-    assert b"Traceback" not in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert proc.stderr == (
+        b"ptcbox run: cannot read stdin: it is not valid utf-8 text (byte 0xff on line 1); "
+        b"save the code as UTF-8\n"
+    )
 
 
 def test_bad_timeouts_are_usage_errors(tmp_path: Path) -> None:
