@@ -306,15 +306,26 @@ async def test_a_session_name_kept_from_an_earlier_execution_cannot_call_a_remov
         again = await session.execute("print(t(q='b'))", resolve_tools([secret]))
         assert again.stdout == "s:b\n", again.error  # control: still in the namespace
         removed = await session.execute("print(t(q='c'))", {})
+        awaited = await session.execute("import asyncio\nawait t(q='d')", {})
+        after = await session.execute("print(t.__name__)", {})  # the session goes on
+        back = await session.execute("print(t(q='e'))", resolve_tools([secret]))
     assert not removed.ok and removed.stdout == ""
-    assert calls == ["a", "b"]
-    if runtime_name == "thread":  # the tool callable's own check
-        assert removed.error_type == "RuntimeError"
-        assert "secret() is not a tool of this execution" in str(removed.error)
-        assert 'File "<snippet>", line 1' in str(removed.error)
-    else:  # the worker's stub still calls; the host refuses the name
-        assert removed.error_type == "WireProtocolError"
-        assert removed.error == "WireProtocolError: the worker called an unknown tool 'secret'"
+    assert calls == ["a", "b", "e"] and back.stdout == "s:e\n", back.error
+    assert after.stdout == "secret\n", after.error
+    # the tool callable's own check, in both runtimes alike (the worker's stub used to
+    # call anyway; the host took the unknown name for a forged call and ended the session;
+    # a forged call still does: test_redteam2's "the worker called an unknown tool")
+    for result, line in ((removed, 1), (awaited, 2)):
+        assert result.error_type == "RuntimeError", result.error
+        assert (
+            str(result.error)
+            .rstrip()
+            .endswith(
+                "RuntimeError: secret() is not a tool of this execution (it is not in the "
+                "namespace the execution was given); call only the tools listed for this run"
+            )
+        )
+        assert f'File "<snippet>", line {line}' in str(result.error)
 
 
 # == 5. exception attributes that carry the sandbox's internals (item 6) =================

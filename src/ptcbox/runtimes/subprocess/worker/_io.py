@@ -136,6 +136,7 @@ class WorkerChannel:
         self._reader_loop: asyncio.AbstractEventLoop | None = None
         self._next_id = 0
         self._started: list[tuple[int, AwaitableToolCall]] = []
+        self.tool_names: frozenset[str] = frozenset()  # the running execution's tools
 
     # -- output ------------------------------------------------------------------------
 
@@ -234,9 +235,20 @@ class WorkerChannel:
     # -- tool calls ----------------------------------------------------------------------
 
     def make_stub(self, name: str, doc: str | None) -> Callable[..., Any]:
-        """Return the callable a snippet sees for tool ``name``."""
+        """Return the callable a snippet sees for tool ``name``.
+
+        It calls only while ``name`` is a tool of the execution running now
+        (:attr:`tool_names`): a session variable kept from an earlier execution
+        (``t = search``) whose tool was since removed raises the RuntimeError
+        ``ThreadRuntime`` raises, instead of a call the host must take for a forged one.
+        """
 
         def stub(*args: Any, **kwargs: Any) -> Any:
+            if name not in self.tool_names:
+                raise RuntimeError(
+                    f"{name}() is not a tool of this execution (it is not in the namespace "
+                    "the execution was given); call only the tools listed for this run"
+                )
             return self.call_tool(name, args, kwargs)
 
         stub.__name__ = stub.__qualname__ = name

@@ -266,6 +266,7 @@ def _run(
     policy = state.policy
     code: str = message["code"]
     tools = {name: channel.make_stub(name, doc) for name, doc in message["tools"]}
+    channel.tool_names = frozenset(tools)
     extra: dict[str, Any] = message.get("globals") or {}
     if policy.max_cpu_seconds is not None:
         with gate.permit_limits():
