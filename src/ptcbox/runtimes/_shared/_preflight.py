@@ -186,7 +186,7 @@ def _failure(
         lines.append("    " + analysis.lines[site.lineno - 1].strip())
     lines.append(f"{kind}: {message}")
     lines.extend(notes)
-    lines.append("(found before running: no code ran and no tool was called)")
+    lines.append("(found by a check of the code: no tool was called and nothing it did was kept)")
     return PreflightFailure("\n".join(lines), kind)
 
 
