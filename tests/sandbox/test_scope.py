@@ -88,3 +88,43 @@ def test_dir_keeps_cpython_errors_and_argument_form() -> None:
 
     with pytest.raises(PolicyViolation, match=r"dir\(\) can be called only from the snippet"):
         scope(1, 2)  # host code: its frame is not the snippet's
+
+
+GLOBALS_IDIOMS = """\
+def handler_a():
+    return "a"
+config = {"k": 1}
+print("config" in globals(), "missing" in globals(), globals().get("missing", "-"))
+print(globals()["handler_a"](), globals().get("config"), globals()["__name__"])
+print([n for n in globals() if n.startswith("handler_")])
+print(sorted(k for k in globals() if not k.startswith("__")))
+"""
+
+
+@pytest.mark.parametrize("runtime", ["thread", "subprocess"])
+def test_globals_idioms_match_plain_cpython(runtime: str) -> None:
+    """What models do with ``globals()``: look their own names up, dispatch by name."""
+    expected, _ = _plain(GLOBALS_IDIOMS)
+    result = ptcbox.execute(GLOBALS_IDIOMS, tools=[search], runtime=runtime)
+    assert result.ok, result.error
+    assert result.stdout == expected
+
+
+@pytest.mark.parametrize("runtime", ["thread", "subprocess"])
+def test_globals_has_no_builtins_and_says_why(runtime: str) -> None:
+    """The sandbox's builtins dict holds the guards: never handed out, not even filtered.
+    Control: plain CPython's ``globals()`` has it (what the note explains)."""
+    plain, _ = _plain("print('__builtins__' in globals())")
+    assert plain == "True\n"
+    code = "print('__builtins__' in globals(), globals().get('__builtins__'))\n" + (
+        "globals()['__builtins__']"
+    )
+    result = ptcbox.execute(code, runtime=runtime)
+    assert result.stdout == "False None\n"
+    assert result.error_type == "KeyError"
+    assert result.error is not None and 'File "<snippet>", line 2' in result.error
+    assert result.error.rstrip().endswith(
+        "KeyError: '__builtins__'\nthe sandbox does not expose its builtins namespace "
+        "(CPython's globals() has it): call builtins by name (len, print, getattr ...); "
+        "'import builtins' is not allowed"
+    )

@@ -14,7 +14,12 @@ such names), so every such name is the sandbox's and is left out, as is
 * ``globals()`` (and ``locals()`` / ``vars()`` at module level or in a class body) is a
   live, read-only :class:`NamespaceView` of the snippet's names: ``'x' in globals()``,
   ``globals().get('x')``, ``globals()['f']`` and iteration work; a write raises a
-  ``TypeError`` saying to assign the name itself;
+  ``TypeError`` saying to assign the name itself. Unlike CPython's, it has no
+  ``__builtins__`` (``'__builtins__' in globals()`` is False, ``globals()['__builtins__']``
+  a ``KeyError`` with a note saying to call builtins by name): the sandbox's builtins
+  dict holds the guards its compiled code calls, which snippet code must not reach, and
+  handing out a filtered copy would buy nothing models need (what they do with
+  ``globals()`` is look their own names up);
 * ``locals()`` / ``vars()`` in a function is a new dict of its local names, as in CPython
   (where writing to it does not change the variables either).
 
@@ -53,6 +58,12 @@ _READ_ONLY = (
 )
 
 
+_NO_BUILTINS = (
+    "the sandbox does not expose its builtins namespace (CPython's globals() has it): "
+    "call builtins by name (len, print, getattr ...); 'import builtins' is not allowed"
+)
+
+
 def visible_name(name: object) -> bool:
     """Whether a snippet could bind ``name`` itself (or CPython puts it there: dunders)."""
     if type(name) is not str or name[:1] != "_":
@@ -83,7 +94,10 @@ class NamespaceView(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         if _shown(key):
             return self._namespace[key]
-        raise KeyError(key)
+        error = KeyError(key)
+        if key == "__builtins__" and type(key) is str:
+            error.add_note(_NO_BUILTINS)
+        raise error
 
     def __iter__(self) -> Iterator[str]:
         return iter([key for key in self._namespace if _shown(key)])
