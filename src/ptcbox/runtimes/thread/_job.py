@@ -36,6 +36,7 @@ from ptcbox.runtimes._shared._value import capped_value
 from ptcbox.runtimes.thread._control import Control, ExecutionInterrupted, current_control
 from ptcbox.runtimes.thread._route import Route, current
 from ptcbox.runtimes.thread._tools import Run
+from ptcbox.runtimes.thread._unraisable import make_unraisablehook, prime
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import ALIVE_ATTR, ALIVE_NAME
@@ -102,6 +103,7 @@ class Job:
     def _body(self) -> object:
         control = self.run.control
         control.stderr = self.run.stderr
+        prime(sys.unraisablehook)  # its generator for this thread, before a stop can land
         current.run = self.run
         snippet_thread(self.policy.restricted)  # typing's caches: not for snippets
         set_snippet_stderr(self.run.stderr)  # where its asyncio.run loops report
@@ -326,6 +328,8 @@ def _wrap_showwarning(previous: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    # entered through a generator (_unraisable): a stop pending in the thread cannot
+    # break the hook and print "Exception ignored in sys.unraisablehook" to the host
     def unraisablehook(unraisable: Any) -> None:
         exc = unraisable.exc_value
         if isinstance(exc, ExecutionInterrupted) or (
@@ -338,8 +342,7 @@ def _wrap_unraisablehook(previous: Callable[[Any], Any]) -> Callable[[Any], Any]
             return
         previous(unraisable)
 
-    setattr(unraisablehook, _MARK, True)
-    return unraisablehook
+    return make_unraisablehook(unraisablehook, ExecutionInterrupted, {_MARK: True})
 
 
 def _refused_by_alive_check(exc: BaseException | None) -> bool:
