@@ -44,7 +44,7 @@ from ptcbox.runtimes.subprocess.worker._config import (
     encode_compiled,
 )
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel, run_coroutine
-from ptcbox.runtimes.subprocess.worker._reuse import Reuse
+from ptcbox.runtimes.subprocess.worker._reuse import EXIT_RESET_FAILED, Reuse
 from ptcbox.runtimes.subprocess.worker._rlimits import apply_run_limits
 from ptcbox.runtimes.subprocess.worker._setup import EXIT_SETUP_FAILED, setup_worker
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
@@ -270,7 +270,9 @@ def _serve(
             channel.send(done)
         if single and not done.get("reuse"):
             return 0
-        if single:  # the next run's globals, made while the host reads this result
+        if single:  # the reset and the next run's globals, while the host reads the result
+            if reuse is not None and not reuse.reset():
+                return EXIT_RESET_FAILED  # before reading a run sent meanwhile: see _reuse
             state.prebuilt = _build(policy, channel)
 
 
