@@ -81,7 +81,7 @@ def worker_main(
             for end in rehearsal:
                 end.close()
         else:
-            rehearse(rehearsal, gate, policy)
+            rehearse(rehearsal, gate, policy, lambda: bool(select.select([sock], [], [], 0)[0]))
         fresh_numpy_random()  # not the state every worker of the template starts with
         if timing.ON:
             timing.mark("rehearsal")
@@ -133,6 +133,12 @@ def warm_up(tag: str, modes: tuple[bool, ...] = (True, False)) -> None:
 
 _REHEARSAL_SNIPPET = """\
 rows = tool("orders", limit=3)
+total = sum(row["amount"] for row in rows)
+print(f"{len(rows)} rows, total {total}")
+{"total": total, "ids": [row["id"] for row in rows]}
+"""
+_WIDE_REHEARSAL_SNIPPET = """\
+rows = tool("orders", limit=3)
 info = tool(kind="customer", key=rows[0]["id"])
 by_name = {}
 for row in rows:
@@ -157,63 +163,83 @@ if total and not names or len(ids) == 3:
     print(f"{len(rows)} rows, total {total}, best {best}: {text[:40]} {info['name']}")
 {"total": total, "ids": ids, "names": names, "n": helper(2), "seen": len(seen), "r": ratio}
 """
-"""The rehearsal's snippet: the constructs model-written snippets use most (tool calls
-with positional and keyword arguments, loops, comprehensions and a generator, a lambda,
-f-strings, dict and str methods, ``try``, a function, a trailing value), so that the
-transform's and the guards' paths for them are faulted in before the first real run
-(a fresh worker compiled a 13-line, 9-call snippet in ~2x the time without them)."""
-_REHEARSAL_REPLIES = (
-    [{"id": i, "amount": 1.5 * i, "name": f"row {i}"} for i in range(3)],
-    {"name": "Ada", "currency": "EUR"},
+"""The second rehearsal's snippet: the constructs model-written snippets use most (tool
+calls with positional and keyword arguments, loops, comprehensions and a generator, a
+lambda, f-strings, dict and str methods, ``try``, a function, a trailing value), sent
+as source like a new snippet, so that the transform's and the guards' paths for them
+are faulted in before the first real run (a fresh worker compiled a 13-line, 9-call
+snippet in ~2x the time without them)."""
+_ROWS = [{"id": i, "amount": 1.5 * i, "name": f"row {i}"} for i in range(3)]
+_REHEARSALS = (  # (snippet, whether the run carries it compiled, the replies to its calls)
+    (_REHEARSAL_SNIPPET, True, (_ROWS,)),
+    (_WIDE_REHEARSAL_SNIPPET, False, (_ROWS, {"name": "Ada", "currency": "EUR"})),
 )
 
 
 def rehearse(
-    pair: tuple[socket.socket, socket.socket], gate: AuditGate, policy: SandboxPolicy
-) -> dict[str, Any] | None:
-    """Run one whole execution against a loopback socket pair, then close it.
+    pair: tuple[socket.socket, socket.socket],
+    gate: AuditGate,
+    policy: SandboxPolicy,
+    run_waits: Callable[[], bool] = lambda: False,
+) -> list[dict[str, Any]]:
+    """Run whole executions against a loopback socket pair, then close it.
 
     A freshly forked worker shares its memory with the template until it writes to it;
     the first write of each page costs a copy-on-write page fault (several microseconds
     in a virtual machine), and CPython writes to every object it uses (reference
-    counts). Running the whole path of an execution once here (decoding a ``run``
-    message, the tool stubs, the globals, compiling and running a snippet that calls
-    tools, encoding output and ``done``), behind every wall and the audit hook, takes
-    those faults before a worker is handed out, off the critical path. The replies to
-    the rehearsal's tool calls are queued in the socket beforehand, so no host is
+    counts). Running the whole path of an execution here (decoding a ``run`` message,
+    the tool stubs, the globals, compiling and running snippets that call tools,
+    encoding output and ``done``), behind every wall and the audit hook, takes those
+    faults before a worker is handed out, off the critical path. Two executions: a short
+    one the host sends compiled, then a wider one the worker compiles, skipped when
+    ``run_waits()`` says a real run has come meanwhile (it would wait for it). The
+    replies to the tool calls are queued in the socket beforehand, so no host is
     involved; what the rehearsal sends is discarded with the socket.
 
     Returns:
-        The rehearsal's ``done`` message (``None`` if it failed; a worker serves
-        all the same).
+        The ``done`` message of each rehearsal that ran (fewer when one failed: a
+        worker serves all the same).
     """
     ours, peer = pair
-    code = f"{_REHEARSAL_SNIPPET}# rehearsal {os.getpid()}\n"
+    dones: list[dict[str, Any]] = []
     try:
-        compiled = compile_snippet(code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True)
-        run = {
-            "t": "run",
-            "code": code,
-            "compiled": encode_compiled(compiled),  # as the host sends it, see subprocess._compile
-            "tools": [["tool", "Look rows up."]],
-            "globals": {},
-            "session": False,
-        }
-        replies = [
-            encode_message({"t": "result", "id": call_id, "value": value})
-            for call_id, value in enumerate(_REHEARSAL_REPLIES, 1)
-        ]
-        peer.sendall(encode_message(run) + b"".join(replies))
-        peer.shutdown(socket.SHUT_WR)  # a call beyond the replies queued reads the end
         channel = WorkerChannel(ours)
-        done = _run(channel.receive(), channel, gate, _State(policy))
-        channel.send(done, orjson_safe=_orjson_safe(done))
+        call_id = 0
+        for step, (snippet, send_compiled, values) in enumerate(_REHEARSALS):
+            if step and run_waits():
+                break
+            code = f"{snippet}# rehearsal {step} {os.getpid()}\n"
+            compiled = None
+            if send_compiled:  # as the host sends a repeated snippet, see subprocess._compile
+                compiled = encode_compiled(
+                    compile_snippet(
+                        code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
+                    )
+                )
+            run: dict[str, Any] = {
+                "t": "run",
+                "code": code,
+                "compiled": compiled,
+                "tools": [["tool", "Look rows up."]],
+                "globals": {},
+                "session": False,
+            }
+            frames = [encode_message(run)]
+            for value in values:  # call ids go on across the runs of a channel
+                call_id += 1
+                frames.append(encode_message({"t": "result", "id": call_id, "value": value}))
+            peer.sendall(b"".join(frames))
+            if step == len(_REHEARSALS) - 1:  # a call beyond the replies reads the end
+                peer.shutdown(socket.SHUT_WR)
+            done = _run(channel.receive(), channel, gate, _State(policy))
+            channel.send(done, orjson_safe=_orjson_safe(done))
+            dones.append(done)
     except Exception:  # a rehearsal never stops a worker from serving
-        return None
+        pass
     finally:
         ours.close()
         peer.close()
-    return done
+    return dones
 
 
 class _State:
