@@ -95,7 +95,8 @@ def install_worker_probe() -> None:
         (_io.WorkerChannel, "call_tool", "w.tool_call"),
         (_reuse, "_collect", "w.collect"),
         (_reuse, "_memory_bytes", "w.memory"),
-        (_reuse.Reuse, "_reset", "w.reset"),
+        (_reuse.Reuse, "_reset", "w.reset"),  # before done (older trees)
+        (_reuse.Reuse, "reset", "w.reset"),  # after done: counted with the next execution
         (_main, "_build", "w.build_globals"),
         (_main, "_orjson_safe", "w.orjson_safe"),
         (_reuse.os, "chdir", "w.reset.chdir"),

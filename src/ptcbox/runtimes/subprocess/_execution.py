@@ -131,6 +131,7 @@ class HostExecution(CallHandler):
         self._large = done_bytes_limit(policy.max_output_bytes)
         self._fd = worker.sock.fileno()
         self._reading = False
+        self.heard = False  # whether the worker sent anything in this execution
         self.clock = Deadline(math.inf)
 
     # -- the loop's side -----------------------------------------------------------------
@@ -281,6 +282,7 @@ class HostExecution(CallHandler):
 
     def _split(self, data: bytes) -> tuple[list[tuple[int, bytes]], WireProtocolError | None]:
         """Complete frames in ``data`` (and what came before), and the first framing error."""
+        self.heard = True
         frames: list[tuple[int, bytes]] = []
         try:
             for frame in self._decoder.feed(data):

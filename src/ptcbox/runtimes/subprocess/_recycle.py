@@ -8,6 +8,13 @@ executions and says in its ``done`` whether it may serve again (see
 execution that did not end with a ``done`` (timeout, crash, malformed message, a
 cancelled call), that failed, whose output was truncated or that left a tool call
 running.
+
+A reused worker resets itself after it sent its ``done``; one whose reset fails exits
+with :data:`~ptcbox.runtimes.subprocess.worker._reuse.EXIT_RESET_FAILED` before it reads
+anything more. A ``run`` the host handed it meanwhile ends with the end of the stream
+and nothing received: :meth:`Recycler.failed_reset` tells that case, and the runtime runs
+the execution once more on another worker (:data:`RETRY`; no tool ran and no output
+was kept, so the caller sees one execution).
 """
 
 from __future__ import annotations
@@ -17,8 +24,12 @@ from typing import Any
 from ptcbox._result import CodeResult
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 from ptcbox.runtimes.subprocess._pool import WorkerPool
+from ptcbox.runtimes.subprocess.worker._reuse import EXIT_RESET_FAILED
 
-__all__ = ["Recycler"]
+__all__ = ["RETRY", "Recycler"]
+
+RETRY = "retry"
+"""The outcome kind of an execution to run again on another worker (see above)."""
 
 
 class Recycler:
@@ -48,6 +59,17 @@ class Recycler:
                 return
         self._uses.pop(worker, None)
         self.pool.release(worker)
+
+    def failed_reset(self, worker: WorkerHandle) -> bool:
+        """Whether ``worker``, reused, exited because its reset failed (call once it
+        ended the execution with the end of the stream: its exit report was awaited)."""
+        return (
+            self.limit > 1
+            and worker in self._uses
+            and worker.exited
+            and worker.signal_number is None
+            and worker.exit_code == EXIT_RESET_FAILED
+        )
 
 
 def _clean(outcome: tuple[str, Any] | None, result: CodeResult | None) -> bool:

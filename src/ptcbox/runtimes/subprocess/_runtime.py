@@ -37,7 +37,7 @@ from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
 from ptcbox.runtimes.subprocess._options import check_options
 from ptcbox.runtimes.subprocess._pool import WorkerPool
 from ptcbox.runtimes.subprocess._prepared import Prepared, run_frame
-from ptcbox.runtimes.subprocess._recycle import Recycler
+from ptcbox.runtimes.subprocess._recycle import RETRY, Recycler
 from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
 from ptcbox.runtimes.subprocess._threads import ChannelThreads
@@ -271,7 +271,8 @@ class SubprocessRuntime:
             finally:
                 self._recycler.give_back(worker, outcome, result)
                 pool.free_slot()
-            return result
+            if outcome[0] != RETRY:
+                return result
         wait = prepared.seconds if self._queue_timeout is None else self._queue_timeout
         slot = contextlib.AsyncExitStack()
         try:
@@ -431,6 +432,9 @@ class SubprocessRuntime:
         if outcome[0] == "eof" and self._closed:
             raise RuntimeClosedError("SubprocessRuntime")
         result = build_result(execution, outcome, seconds, time.perf_counter() - started)
+        quiet = outcome[0] == "eof" and not (execution.heard or prepared.session)
+        if quiet and self._recycler.failed_reset(worker):  # nothing of it ran: run it again
+            return (RETRY, None), result
         if outcome[0] == "eof" and worker.exited:
             limit = limit_error(worker, self.policy)
             if limit is not None:  # a limit the kernel enforced by a signal, not a crash

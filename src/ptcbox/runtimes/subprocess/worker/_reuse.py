@@ -9,11 +9,16 @@ may serve another; the host retires it otherwise (and after N executions):
 * its globals are built anew (a snippet's functions, classes and names die with them);
   module views are read-only and the per-execution ones (``sys``, ``logging``,
   ``warnings``, output streams) are built per execution, as in ``ThreadRuntime``;
-* afterwards: ``decimal.DefaultContext`` (which new contexts copy) is restored, the
-  working directory is emptied (and made current again), the environment is restored,
-  numpy's global generator gets a fresh seed and pandas' options their template values
-  (:mod:`ptcbox.sandbox._datastate`), and the ``RLIMIT_CPU`` counter is re-armed by the
-  next run (CPU used so far plus the policy's seconds; see ``apply_run_limits``).
+* afterwards (:meth:`Reuse.reset`, run after ``done`` is sent, before the worker reads
+  its next message, so off the execution's critical path): ``decimal.DefaultContext``
+  (which new contexts copy) is restored, the working directory is emptied (and made
+  current again), the environment is restored, numpy's global generator gets a fresh
+  seed and pandas' options their template values (:mod:`ptcbox.sandbox._datastate`), and
+  the ``RLIMIT_CPU`` counter is re-armed by the next run (CPU used so far plus the
+  policy's seconds; see ``apply_run_limits``). A worker whose reset fails exits with
+  :data:`EXIT_RESET_FAILED` without reading anything more; the host runs a ``run`` it
+  had already sent that worker on another one (nothing of it ran: see
+  ``SubprocessRuntime._run``).
 
 It is retired at once, never reused, after an execution that failed in any way (an
 error, a limit, a timeout or a crash: the host kills it), whose output was truncated,
@@ -23,7 +28,7 @@ raised, even if the snippet caught it), which
 left the process's address space or resident memory over what it was at start plus
 :data:`RSS_SLACK_BYTES`, whose garbage kept coming back when collected (an execution's
 objects are freed, finalizers included, before its ``done`` is sent, so that no code of
-one execution runs in the next), or whose reset failed.
+one execution runs in the next), which replaced ``os.environ``, or whose reset failed.
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ from ptcbox.errors import LimitExceeded, PolicyViolation
 from ptcbox.sandbox._datastate import PandasOptions, fresh_numpy_random
 from ptcbox.sandbox._modules import REFUSED_IMPORTS
 
-__all__ = ["RSS_SLACK_BYTES", "Reuse", "count_refusals"]
+__all__ = ["EXIT_RESET_FAILED", "RSS_SLACK_BYTES", "Reuse", "count_refusals"]
+
+EXIT_RESET_FAILED = 73
+"""Exit status of a reused worker whose reset between executions failed (see above)."""
 
 RSS_SLACK_BYTES = 64 << 20
 """Address space or resident memory an execution may leave behind (bytes) before its
@@ -168,11 +176,15 @@ class Reuse:
         )
         size, resident = _memory_bytes(self._statm)
         small = size <= self._memory_limits[0] and resident <= self._memory_limits[1]
-        done["reuse"] = self._reset() and clean and small
+        done["reuse"] = clean and small and _environ_data() is not None
         return done
 
-    def _reset(self) -> bool:
-        """Undo what an execution may leave in the process; ``False`` if it cannot."""
+    def reset(self) -> bool:
+        """Undo what an execution may leave in the process; ``False`` if it cannot.
+
+        Called after ``done`` (with ``"reuse": True``) is sent: the host reads the
+        result meanwhile. The worker exits on ``False`` (:data:`EXIT_RESET_FAILED`).
+        """
         try:
             default = decimal.DefaultContext
             if repr(default) != self._decimal_repr:  # every field, flags and traps
