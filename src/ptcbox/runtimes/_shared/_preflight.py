@@ -1,3 +1,4 @@
+# ruff: noqa: N802  (visit_<NodeClass> names, as ast.NodeVisitor dispatches on)
 """Pre-flight check of tool calls: wrong arguments fail before any tool runs.
 
 Before a snippet runs, its syntax tree is searched for *direct calls of known tools by
@@ -36,8 +37,9 @@ import ast
 import builtins
 import functools
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ptcbox._result import CodeResult
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
@@ -230,7 +232,28 @@ def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str]
     return None if a is None or b is None else a | b
 
 
-class _Visitor(ast.NodeVisitor):
+_LEAVES = frozenset(
+    {
+        ast.Constant,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        *ast.expr_context.__subclasses__(),
+        *ast.operator.__subclasses__(),
+        *ast.boolop.__subclasses__(),
+        *ast.unaryop.__subclasses__(),
+        *ast.cmpop.__subclasses__(),
+    }
+)
+"""Node classes with no child nodes and no rule: never entered."""
+
+
+class _Visitor:
+    """The walk of :func:`_analyse`: ``ast.NodeVisitor``'s order and rules, with the
+    method looked up once per node class, the fields read directly and the leaves
+    skipped (``NodeVisitor`` spent most of the check in ``generic_visit`` and in
+    ``visit_Constant``'s deprecated-name lookups)."""
+
     def __init__(self) -> None:
         self.sites: list[_Site] = []
         self.bound: set[str] = set()
@@ -238,6 +261,24 @@ class _Visitor(ast.NodeVisitor):
         self.caught_anywhere: frozenset[str] | None = frozenset()
         self._guards: frozenset[str] | None = frozenset()
         self._where = ["<module>"]
+
+    def visit(self, node: ast.AST) -> None:
+        cls = type(node)
+        method = _METHODS.get(cls)
+        if method is None:
+            method = _METHODS[cls] = _method(cls)
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        visit = self.visit
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                        visit(item)
+            elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
+                visit(value)
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -279,7 +320,7 @@ class _Visitor(ast.NodeVisitor):
         self.bound.add(node.name)
         self._function(node)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815 - ast.NodeVisitor names
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 - ast.NodeVisitor names
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._function(node)
@@ -299,7 +340,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_Global(self, node: ast.Global) -> None:
         self.bound.update(node.names)
 
-    visit_Nonlocal = visit_Global  # type: ignore[assignment]  # noqa: N815 - ast.NodeVisitor names
+    visit_Nonlocal = visit_Global  # noqa: N815 - ast.NodeVisitor names
 
     def visit_MatchAs(self, node: ast.MatchAs) -> None:
         if node.name:
@@ -346,6 +387,20 @@ class _Visitor(ast.NodeVisitor):
         self._guards = outer
 
     visit_With = visit_AsyncWith = _with  # noqa: N815 - ast.NodeVisitor names
+
+
+_METHODS: dict[type, Callable[[_Visitor, Any], None]] = {}
+
+
+def _method(cls: type) -> Callable[[_Visitor, Any], None]:
+    if cls in _LEAVES:
+        return _skip
+    method: Callable[[_Visitor, Any], None] | None = vars(_Visitor).get("visit_" + cls.__name__)
+    return method if method is not None else _Visitor.generic_visit
+
+
+def _skip(visitor: _Visitor, node: ast.AST) -> None:
+    return None
 
 
 def _callee(func: ast.expr) -> str | None:
