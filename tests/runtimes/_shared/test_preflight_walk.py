@@ -1,6 +1,6 @@
 """The pre-flight check's fast walk finds exactly what ``ast.NodeVisitor``'s walk finds.
 
-``_preflight._Visitor`` looks its methods up once per node class, reads the fields
+``_preflight_walk.Visitor`` looks its methods up once per node class, reads the fields
 directly and skips the leaves instead of using ``ast.NodeVisitor.visit``/
 ``generic_visit``; over the corpus, ptcbox's own source and constructs chosen for the
 check's rules (guards, scopes, bindings) it collects the same sites in the same order,
@@ -13,7 +13,7 @@ import ast
 import textwrap
 from pathlib import Path
 
-from ptcbox.runtimes._shared import _preflight
+from ptcbox.runtimes._shared import _preflight_walk
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -73,7 +73,7 @@ CONSTRUCTS = {
 }
 
 
-class _Stock(_preflight._Visitor):
+class _Stock(_preflight_walk.Visitor):
     visit = ast.NodeVisitor.visit
     generic_visit = ast.NodeVisitor.generic_visit
 
@@ -95,7 +95,7 @@ def test_fast_and_stock_walks_collect_the_same() -> None:
             tree = ast.parse(code)
         except SyntaxError:
             continue
-        fast, stock = _preflight._Visitor(), _Stock()
+        fast, stock = _preflight_walk.Visitor(), _Stock()
         fast.visit(tree)
         stock.visit(tree)
         assert fast.sites == stock.sites, name
@@ -106,14 +106,14 @@ def test_fast_and_stock_walks_collect_the_same() -> None:
 
 
 def test_the_constructs_are_seen() -> None:
-    visitor = _preflight._Visitor()
+    visitor = _preflight_walk.Visitor()
     visitor.visit(ast.parse(textwrap.dedent(CONSTRUCTS["scopes and bindings"])))
     where = {(site.name, site.where) for site in visitor.sites}
     assert {("tool", "inner"), ("tool", "<lambda>"), ("tool", "h"), ("print", "<module>")} <= where
     assert {"p", "json", "z", "f", "h", "K", "kv", "rest", "first", "others", "point"} <= (
         visitor.bound
     )
-    guards = _preflight._Visitor()
+    guards = _preflight_walk.Visitor()
     guards.visit(ast.parse(textwrap.dedent(CONSTRUCTS["guards"]).lstrip()))
     assert guards.caught_anywhere is None  # the unreadable handler, and suppress(...)
     by_line = {site.lineno: site.guards for site in guards.sites}
