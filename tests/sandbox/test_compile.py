@@ -417,3 +417,21 @@ def test_a_given_tree_is_cached_on_the_code_and_ignored_on_a_hit() -> None:
     assert compile_snippet("z = 1", SandboxPolicy(), tree=ast.parse("other = 2")) is first
     with pytest.raises(TypeError, match=r"tree must be an ast\.Module"):
         compile_snippet("z = 1", SandboxPolicy(), tree=ast.parse("z", mode="eval"))  # type: ignore[arg-type]
+
+
+def test_childless_nodes_skip_only_restrictedpythons_plain_method() -> None:
+    """The transform returns constants and contexts at once only while the method in use
+    is RestrictedPython's plain allow; an override still runs."""
+    from ptcbox.sandbox._transform import PtcTransformer
+
+    seen: list[object] = []
+
+    class Counting(PtcTransformer):
+        def visit_Constant(self, node: ast.Constant) -> ast.AST:
+            seen.append(node.value)
+            return node
+
+    Counting([], [], {}).visit(ast.parse("x = 1 + 2\ny = 'z'"))
+    assert seen == [1, 2, "z"]
+    plain = ast.parse("x = 1 + 2")
+    assert PtcTransformer([], [], {}).visit(plain) is plain

@@ -118,6 +118,7 @@ def _compile(
             {},
             size_guards=not os_enforced_limits,
             alive_checks=not os_enforced_limits,
+            resume_checks=not os_enforced_limits and not _RESUME_OFF,  # where code resumes (R1)
         )
         tree = transformer.visit(tree)
         if errors:
@@ -126,7 +127,7 @@ def _compile(
                 + "\n".join(f"  {explain_compile_error(e)}" for e in errors)
             )
         has_value = transformer.has_value
-        if not os_enforced_limits and not _RESUME_OFF:  # where suspended code resumes (R1)
+        if transformer.resume_pass_needed:  # else the transform checked genexp steps
             add_resume_checks(tree)
     else:
         has_value = _store_trailing_value(tree)
