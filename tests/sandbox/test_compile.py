@@ -12,7 +12,7 @@ import pytest
 
 from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox import VALUE_NAME, CompiledSnippet, SandboxPolicy, compile_snippet
-from ptcbox.sandbox._compile import _compile_cached, clear_compile_cache
+from ptcbox.sandbox._compile import _CACHE, clear_compile_cache
 
 POLICIES = [SandboxPolicy(), SandboxPolicy.trusted()]
 
@@ -121,15 +121,14 @@ def test_compile_is_cached_on_code_and_compile_relevant_fields() -> None:
     assert compile_snippet("y = 1", SandboxPolicy.trusted()) is not a
     assert compile_snippet("y = 1", SandboxPolicy(), os_enforced_limits=True) is not a
     assert compile_snippet("y = 1", SandboxPolicy(), filename="other") is not a
-    info = _compile_cached.cache_info()
-    assert info.hits >= 1 and info.maxsize == 256
+    assert _CACHE.hits >= 1 and _CACHE.maxsize == 256
 
 
 def test_cache_is_bounded() -> None:
     clear_compile_cache()
     for i in range(300):
         compile_snippet(f"v = {i}", SandboxPolicy())
-    assert _compile_cached.cache_info().currsize == 256
+    assert len(_CACHE) == 256
 
 
 def test_failed_compiles_are_not_cached_as_success() -> None:
@@ -375,3 +374,64 @@ def test_the_subprocess_compile_has_no_checks_and_default_globals_pass_them() ->
     assert _run_with(counter, ALIVE_SNIPPET, os_enforced_limits=True) == [2, "Doc.", [1]]
     assert counter.reads == 0
     assert _run_with(None, ALIVE_SNIPPET) == [2, "Doc.", [1]]  # build_globals' default
+
+
+SHARED_TREE_CODES = [
+    "x = [v * 2 for v in range(3)]\nprint(f'{x!r:>10}')\nx",
+    "async def f():\n    return await g()\nawait f()\n",
+    "class K:\n    __slots__ = ('a',)\n    def m(self):\n        yield self.a\n",
+    "try:\n    1 / 0\nexcept* ValueError:\n    pass\n",
+    "match p:\n    case Point(x=0) as q:\n        print(q)\n",
+]
+REFUSED_CODES = ["a.__globals__", "def f():\n    _getattr_ = 1", "x = 1\ny = x._private_()\n"]
+
+
+@pytest.mark.parametrize("os_limits", [False, True])
+@pytest.mark.parametrize("policy", POLICIES, ids=["restricted", "trusted"])
+@pytest.mark.parametrize("code", SHARED_TREE_CODES)
+def test_a_given_tree_compiles_to_the_same_code(
+    code: str, policy: SandboxPolicy, os_limits: bool
+) -> None:
+    parsed = compile(code, "<snippet>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    given = compile_snippet(code, policy, os_enforced_limits=os_limits, cache=False, tree=parsed)
+    own = compile_snippet(code, policy, os_enforced_limits=os_limits, cache=False)
+    assert given.code == own.code
+    assert (given.is_async, given.has_value) == (own.is_async, own.has_value)
+
+
+@pytest.mark.parametrize("code", REFUSED_CODES)
+def test_a_given_tree_is_refused_with_the_same_message(code: str) -> None:
+    messages = []
+    for tree in (None, ast.parse(code)):
+        with pytest.raises(PolicyViolation) as info:
+            compile_snippet(code, SandboxPolicy(), cache=False, tree=tree)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "Line " in messages[0]
+
+
+def test_a_given_tree_is_cached_on_the_code_and_ignored_on_a_hit() -> None:
+    clear_compile_cache()
+    first = compile_snippet("z = 1", SandboxPolicy(), tree=ast.parse("z = 1"))
+    assert compile_snippet("z = 1", SandboxPolicy()) is first
+    # a hit never looks at the tree (the caller's tree is the code's parse by contract)
+    assert compile_snippet("z = 1", SandboxPolicy(), tree=ast.parse("other = 2")) is first
+    with pytest.raises(TypeError, match=r"tree must be an ast\.Module"):
+        compile_snippet("z = 1", SandboxPolicy(), tree=ast.parse("z", mode="eval"))  # type: ignore[arg-type]
+
+
+def test_childless_nodes_skip_only_restrictedpythons_plain_method() -> None:
+    """The transform returns constants and contexts at once only while the method in use
+    is RestrictedPython's plain allow; an override still runs."""
+    from ptcbox.sandbox._transform import PtcTransformer
+
+    seen: list[object] = []
+
+    class Counting(PtcTransformer):
+        def visit_Constant(self, node: ast.Constant) -> ast.AST:
+            seen.append(node.value)
+            return node
+
+    Counting([], [], {}).visit(ast.parse("x = 1 + 2\ny = 'z'"))
+    assert seen == [1, 2, "z"]
+    plain = ast.parse("x = 1 + 2")
+    assert PtcTransformer([], [], {}).visit(plain) is plain

@@ -125,3 +125,60 @@ def test_resumption_points_are_still_checked() -> None:
     _resume.add_resume_checks(tree)
     text = ast.unparse(tree)
     assert text.count("_alive_.running") == 2, text
+
+
+def _old_and_new(code: str, *, size_guards: bool) -> tuple[str, str] | None:
+    """The old pipeline (transform, then the whole resume pass) and the new one (the
+    transform checks generator expression steps, the pass runs only when needed)."""
+    try:
+        trees = [ast.parse(code), ast.parse(code)]
+    except SyntaxError:
+        return None
+    old = PtcTransformer([], [], {}, size_guards=size_guards, alive_checks=True).visit(trees[0])
+    _resume.add_resume_checks(old)
+    transformer = PtcTransformer(
+        [], [], {}, size_guards=size_guards, alive_checks=True, resume_checks=True
+    )
+    new = transformer.visit(trees[1])
+    if transformer.resume_pass_needed:
+        _resume.add_resume_checks(new)
+    return ast.dump(old, include_attributes=True), ast.dump(new, include_attributes=True)
+
+
+RESUMING = [
+    "def g():\n    yield 1\n    return (x for x in range(3))",
+    "def g():\n    yield from (y for y in h())",
+    "async def f():\n    return [x async for x in a()]",
+    "async def f():\n    async with c():\n        return (z for z in w)",
+    "async def f():\n    async for i in a():\n        pass",
+    "async def f():\n    return (await b() for q in c)",
+    "await f()\n(v for v in w)",
+]
+
+
+def test_steps_checked_in_the_transform_give_the_same_tree() -> None:
+    compared = resuming = 0
+    sources = [*SOURCES, *((f"resuming {i}", code) for i, code in enumerate(RESUMING))]
+    for name, code in sources:
+        both = _old_and_new(code, size_guards=True)
+        if both is None:
+            continue
+        assert both[0] == both[1], name
+        compared += 1
+        resuming += "(y for y" in code or "async" in code
+    assert compared > 300 and resuming >= 5
+
+
+def test_the_pass_is_skipped_only_without_resumption_points() -> None:
+    for code, needed, checks in [
+        ("s = sum(o for o in x)\nt = [v for v in y]", False, 1),  # none in the list
+        ("def f():\n    return (o for o in x for p in o)", False, 2),  # one per clause
+        *((code, True, 0) for code in RESUMING),  # all left to the pass
+    ]:
+        transformer = PtcTransformer([], [], {}, alive_checks=False, resume_checks=True)
+        tree = transformer.visit(ast.parse(code))
+        assert transformer.resume_pass_needed is needed, code
+        assert ast.unparse(tree).count("_alive_.running") == checks, code
+    off = PtcTransformer([], [], {}, resume_checks=False)
+    off.visit(ast.parse("sum(o for o in x)"))
+    assert not off.resume_pass_needed

@@ -40,7 +40,9 @@ _BINDERS = frozenset(
         ast.MatchMapping,
     }
 )
+_LEAVES = frozenset({ast.Constant, ast.Pass, ast.Break, ast.Continue})
 _SKIPPED = frozenset({"ctx", "op"})  # shared singletons (Load, Add ...): they bind nothing
+_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields but _SKIPPED
 # the nodes whose bound names the analysis asks for
 _ASKED_TYPES = frozenset(
     {
@@ -60,11 +62,17 @@ _ASKED_TYPES = frozenset(
 )
 
 
+_RESUMING = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFor, ast.AsyncWith})
+
+
 class BindingIndex:
     """The bound names of every subtree of ``tree``, from one pre-order walk.
 
     Also collects, for the whole tree, the names declared ``global``/``nonlocal``
-    (:attr:`never`) and every name bound anywhere, arguments included (:attr:`everywhere`).
+    (:attr:`never`) and every name bound anywhere, arguments included (:attr:`everywhere`),
+    and whether any code in it can be suspended and resumed other than in a generator
+    expression's steps (:attr:`resumes`: a ``yield``, ``await``, ``async for``/``with``
+    or ``async`` comprehension clause; see :mod:`ptcbox.sandbox._resume`).
 
     Args:
         tree: The module, before the transform changes it (the transform adds loads,
@@ -74,6 +82,7 @@ class BindingIndex:
     def __init__(self, tree: ast.AST) -> None:
         self.never: set[str] = set()
         self.everywhere: set[str] = set()
+        self.resumes = False
         # id(node) -> (node, first number, one past the last, number of its scope); the
         # node is kept so that its id is not reused by a node the transform makes
         self._spans: dict[int, tuple[ast.AST, int, int, int]] = {}
@@ -87,10 +96,12 @@ class BindingIndex:
         while nodes:  # depth first, in pre-order: every subtree gets a range of numbers
             node = nodes.pop()
             parent = ups.pop()
+            cls = type(node)
+            if cls in _LEAVES or (cls is ast.Name and type(node.ctx) is ast.Load):
+                continue  # binds nothing, holds nothing: left unnumbered
             number = len(parents)
             parents.append(parent)
             scope = inner[parent] if parent >= 0 else 0
-            cls = type(node)
             inner.append(number if cls in _SCOPE_TYPES else scope)
             if cls in _BINDERS:
                 name = self._binding(node)
@@ -102,18 +113,22 @@ class BindingIndex:
                         found.append(number)
             if cls in _ASKED_TYPES:
                 asked.append((node, number, scope))
-            count = len(nodes)
-            for field in node._fields:
-                if field in _SKIPPED:
-                    continue
+            if cls in _RESUMING or (cls is ast.comprehension and node.is_async):
+                self.resumes = True
+            fields = _FIELDS.get(cls)
+            if fields is None:
+                fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _SKIPPED)
+            children: list[Any] = []
+            for field in fields:
                 value = getattr(node, field, None)
-                if isinstance(value, ast.AST):
-                    nodes.append(value)
-                elif type(value) is list:
-                    nodes.extend(item for item in value if isinstance(item, ast.AST))
-            if len(nodes) > count:
-                nodes[count:] = nodes[count:][::-1]  # the first child comes out first
-                ups.extend([number] * (len(nodes) - count))
+                if type(value) is list:
+                    children += [item for item in value if isinstance(item, ast.AST)]
+                elif isinstance(value, ast.AST):
+                    children.append(value)
+            if children:
+                children.reverse()  # the first child comes out first
+                nodes += children
+                ups += [number] * len(children)
         sizes = [1] * len(parents)
         for number in range(len(parents) - 1, 0, -1):
             sizes[parents[number]] += sizes[number]

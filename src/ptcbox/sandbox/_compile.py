@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
 import types
 from dataclasses import dataclass
 
 from ptcbox.errors import PolicyViolation
 from ptcbox.sandbox._ablation import off
+from ptcbox.sandbox._lru import LruCache
 from ptcbox.sandbox._policy import SandboxPolicy
 from ptcbox.sandbox._refusals import explain_compile_error
 from ptcbox.sandbox._resume import add_resume_checks
@@ -46,6 +46,7 @@ def compile_snippet(
     filename: str = "<snippet>",
     os_enforced_limits: bool = False,
     cache: bool = True,
+    tree: ast.Module | None = None,
 ) -> CompiledSnippet:
     """Compile a snippet under ``policy``.
 
@@ -67,6 +68,10 @@ def compile_snippet(
             :data:`~ptcbox.sandbox._alive.ALIVE_ATTR`) are left out too: a worker
             process dies with its execution, so no snippet code outlives it.
         cache: Use the LRU cache (``False``: compile, and keep nothing).
+        tree: ``code`` already parsed by the caller (``ast.parse(code)``, or ``compile``
+            with ``PyCF_ONLY_AST``, which gives the same tree), to save the parse when
+            the snippet is not cached. It is changed in place (consumed): the caller
+            must not use it afterwards, nor pass it twice.
 
     Returns:
         The compiled snippet.
@@ -78,22 +83,33 @@ def compile_snippet(
         RecursionError: The code nests too deeply to compile (callers should report it
             like a syntax error).
         MemoryError: Pathological input.
+        TypeError: ``code`` is not a str, or ``tree`` not an ``ast.Module``.
     """
     if not isinstance(code, str):
         raise TypeError(f"code must be str, got {type(code).__name__}")
-    if not cache:
-        return _compile_cached.__wrapped__(code, policy.restricted, filename, os_enforced_limits)
-    return _compile_cached(code, policy.restricted, filename, os_enforced_limits)
+    if tree is not None and not isinstance(tree, ast.Module):
+        raise TypeError(f"tree must be an ast.Module, got {type(tree).__name__}")
+    key = (code, policy.restricted, filename, os_enforced_limits)
+    if cache:
+        hit = _CACHE.get(key, None)
+        if hit is not None:
+            return hit
+    compiled = _compile(*key, tree)
+    if cache:
+        _CACHE.put(key, compiled)
+    return compiled
 
 
 _RESUME_OFF = off("resume")  # test-only ablation (see _ablation)
+_CACHE: LruCache[tuple[str, bool, str, bool], CompiledSnippet] = LruCache(_CACHE_SIZE)
+"""(code, policy.restricted, filename, os_enforced_limits) -> the compiled snippet."""
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def _compile_cached(
-    code: str, restricted: bool, filename: str, os_enforced_limits: bool
+def _compile(
+    code: str, restricted: bool, filename: str, os_enforced_limits: bool, tree: ast.Module | None
 ) -> CompiledSnippet:
-    tree = ast.parse(code, filename=filename, mode="exec", type_comments=False)
+    if tree is None:
+        tree = ast.parse(code, filename=filename, mode="exec", type_comments=False)
     if restricted:
         errors: list[str] = []
         transformer = PtcTransformer(
@@ -102,6 +118,7 @@ def _compile_cached(
             {},
             size_guards=not os_enforced_limits,
             alive_checks=not os_enforced_limits,
+            resume_checks=not os_enforced_limits and not _RESUME_OFF,  # where code resumes (R1)
         )
         tree = transformer.visit(tree)
         if errors:
@@ -110,7 +127,7 @@ def _compile_cached(
                 + "\n".join(f"  {explain_compile_error(e)}" for e in errors)
             )
         has_value = transformer.has_value
-        if not os_enforced_limits and not _RESUME_OFF:  # where suspended code resumes (R1)
+        if transformer.resume_pass_needed:  # else the transform checked genexp steps
             add_resume_checks(tree)
     else:
         has_value = _store_trailing_value(tree)
@@ -138,4 +155,4 @@ def _store_trailing_value(tree: ast.Module) -> bool:
 
 def clear_compile_cache() -> None:
     """Empty the compile cache (tests and benchmarks)."""
-    _compile_cached.cache_clear()
+    _CACHE.clear()

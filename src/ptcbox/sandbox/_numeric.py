@@ -130,6 +130,13 @@ class NumericScopes:
             return index.not_bound_in(node, names)
         return set(names) - bound_names([node])
 
+    @property
+    def resumes(self) -> bool:
+        """Whether the tree may resume suspended code other than in generator expression
+        steps (see :attr:`~ptcbox.sandbox._bindings.BindingIndex.resumes`); ``True``
+        before the index is built."""
+        return self._index is None or self._index.resumes
+
     def kill(self, name: str | None) -> None:
         if name is not None:
             self.current.discard(name)

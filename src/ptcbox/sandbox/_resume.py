@@ -32,7 +32,7 @@ from typing import Any
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, visit_children
 
-__all__ = ["add_resume_checks"]
+__all__ = ["add_resume_checks", "checked_read"]
 
 _RESUME = (ast.Yield, ast.YieldFrom, ast.Await)
 _LEAVES = (
@@ -52,7 +52,8 @@ def _awaits(node: ast.AST) -> bool:
     return any(isinstance(child, ast.Await) for child in ast.walk(node))
 
 
-def _checked_read(where: ast.AST) -> ast.expr:
+def checked_read(where: ast.AST) -> ast.expr:
+    """``_alive_.running``, positioned at ``where``."""
     check = alive_read()
     copy_locations(check, where)
     return check
@@ -87,7 +88,7 @@ class _ResumeChecks(ast.NodeTransformer):
     def _check_steps(self, node: Any) -> Any:
         self.generic_visit(node)
         for clause in node.generators:
-            clause.ifs.insert(0, _checked_read(clause.iter))
+            clause.ifs.insert(0, checked_read(clause.iter))
         return node
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
@@ -104,7 +105,7 @@ class _ResumeChecks(ast.NodeTransformer):
 
     def _resumed(self, node: ast.expr) -> Any:
         self.generic_visit(node)
-        pair = ast.Tuple(elts=[node, _checked_read(node)], ctx=ast.Load())
+        pair = ast.Tuple(elts=[node, checked_read(node)], ctx=ast.Load())
         new = ast.Subscript(value=pair, slice=ast.Constant(0), ctx=ast.Load())
         copy_locations(pair, node)
         copy_locations(new.slice, node)

@@ -30,6 +30,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from RestrictedPython.transformer import RestrictingNodeTransformer
+
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call, visit_children
@@ -48,6 +50,7 @@ from ptcbox.sandbox._names import (
 )
 from ptcbox.sandbox._numeric import NumericScopes
 from ptcbox.sandbox._patterns import PatternVisitors
+from ptcbox.sandbox._resume import checked_read
 from ptcbox.sandbox._sizeguards import SizeGuardVisitors
 
 __all__ = ["VALUE_NAME", "PtcTransformer"]
@@ -59,6 +62,20 @@ Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite
 last expression statement writes it."""
 
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
+
+
+_PLAIN_LEAVES: dict[type, Any] = {
+    ast.Constant: RestrictingNodeTransformer.visit_Constant,
+    ast.Load: RestrictingNodeTransformer.visit_Load,
+    ast.Store: RestrictingNodeTransformer.visit_Store,
+    ast.Del: RestrictingNodeTransformer.visit_Del,
+}
+"""Node classes without child nodes, and RestrictedPython's method that allows them as
+they are (``node_contents_visit``): while that method is the one in use, skip it."""
+
+
+def _unchanged(transformer: Any, node: ast.AST) -> ast.AST:
+    return node
 
 
 _ATTRIBUTE_OFF = off("attribute")  # test-only ablation switches (see _ablation)
@@ -77,6 +94,11 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         alive_checks: Start every function body, lambda, ``except`` handler and
             ``finally`` block with a read of ``_alive_.running`` (see
             :data:`ALIVE_ATTR`).
+        resume_checks: Check ``_alive_.running`` at each step of a generator expression
+            here, when nothing else in the module resumes suspended code
+            (:attr:`resume_pass_needed` is then ``False``); else leave every resumption
+            check to :func:`~ptcbox.sandbox._resume.add_resume_checks`, run after the
+            transform when :attr:`resume_pass_needed`.
     """
 
     def __init__(
@@ -87,10 +109,12 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         *,
         size_guards: bool = True,
         alive_checks: bool = True,
+        resume_checks: bool = False,
     ) -> None:
         super().__init__(errors, warnings, used_names)
         self.size_guards = size_guards
         self.alive_checks = alive_checks
+        self.resume_checks = resume_checks
         self.class_names: list[str] = []
         self.in_class_body = False
         self.has_value = False
@@ -99,12 +123,15 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
     # -- dispatch -----------------------------------------------------------------------
 
     def visit(self, node: Any) -> Any:
-        """``ast.NodeVisitor.visit`` with the method looked up once per node class."""
+        """``ast.NodeVisitor.visit`` with the method looked up once per node class; the
+        childless nodes RestrictedPython allows as they are are returned at once."""
         key = (type(self), type(node))
         method = _DISPATCH.get(key)
         if method is None:
             name = "visit_" + type(node).__name__
-            method = _DISPATCH[key] = getattr(type(self), name, type(self).generic_visit)
+            found: Any = getattr(type(self), name, type(self).generic_visit)
+            plain = found is _PLAIN_LEAVES.get(type(node))
+            method = _DISPATCH[key] = _unchanged if plain else found
         return method(self, node)
 
     def node_contents_visit(self, node: Any) -> Any:
@@ -233,7 +260,17 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         return self.numeric.visit_comprehension(self, node)
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
-        return self.numeric.visit_comprehension(self, node)
+        node = self.numeric.visit_comprehension(self, node)
+        if self.resume_checks and not self.numeric.resumes:  # as add_resume_checks would
+            for clause in node.generators:
+                clause.ifs.insert(0, checked_read(clause.iter))
+        return node
+
+    @property
+    def resume_pass_needed(self) -> bool:
+        """Run :func:`~ptcbox.sandbox._resume.add_resume_checks` on the result: the
+        module has resumption points other than generator expression steps."""
+        return self.resume_checks and self.numeric.resumes
 
     def visit_DictComp(self, node: ast.DictComp) -> Any:
         return self.numeric.visit_comprehension(self, node)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -43,8 +42,10 @@ from ptcbox._result import CodeResult
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes._shared._host import ToolSpec
 from ptcbox.runtimes._shared._name_hint import name_hint
+from ptcbox.runtimes._shared._preflight_walk import Site, Visitor, union
+from ptcbox.sandbox._lru import LruCache
 
-__all__ = ["MAX_CHECKED_CHARS", "PreflightFailure", "preflight", "refused"]
+__all__ = ["MAX_CHECKED_CHARS", "PreflightFailure", "preflight", "preflight_parsed", "refused"]
 
 MAX_CHECKED_CHARS = 100_000
 """Longest snippet checked (characters): parsing is linear, but runs on the host."""
@@ -52,6 +53,7 @@ MAX_CHECKED_CHARS = 100_000
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _CATCH_ALL = frozenset({"Exception", "BaseException"})
 _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+_UNSEEN = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,23 +77,16 @@ def refused(failure: PreflightFailure, started: float) -> CodeResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Site:
-    name: str
-    lineno: int
-    where: str  # "<module>" or the enclosing function's name
-    positional: int
-    keywords: tuple[str, ...]
-    splat: bool
-    guards: frozenset[str] | None  # exception names caught around it; None: anything
-
-
-@dataclass(frozen=True, slots=True)
 class _Analysis:
-    sites: tuple[_Site, ...]
+    sites: tuple[Site, ...]
     bound: frozenset[str]
     loaded: dict[str, int]  # name -> how many times it is read
     caught_anywhere: frozenset[str] | None
     lines: tuple[str, ...]
+
+
+_ANALYSES: LruCache[str, _Analysis | None] = LruCache(256)
+"""Source text -> its analysis (``None``: not checked)."""
 
 
 def preflight(
@@ -108,11 +103,34 @@ def preflight(
     Returns:
         The failure to report, or ``None`` to run the snippet.
     """
+    return preflight_parsed(code, specs, known)[0]
+
+
+def preflight_parsed(
+    code: str, specs: Mapping[str, ToolSpec], known: Collection[str] | None
+) -> tuple[PreflightFailure | None, ast.Module | None]:
+    """:func:`preflight`, and the syntax tree it parsed to check a new snippet.
+
+    The tree (``None`` when nothing was parsed: no tools, a snippet over
+    :data:`MAX_CHECKED_CHARS`, one that does not parse, or one checked before) is the
+    caller's: :func:`~ptcbox.sandbox.compile_snippet` takes it to skip its own parse.
+    """
     if not specs or len(code) > MAX_CHECKED_CHARS:
-        return None
-    analysis = _analyse(code)
-    if analysis is None:
-        return None
+        return None, None
+    tree = None
+    analysis = _ANALYSES.get(code, _UNSEEN)
+    if analysis is _UNSEEN:
+        tree = _parse(code)
+        analysis = None if tree is None else _analyse(code, tree)
+        _ANALYSES.put(code, analysis)
+    if not isinstance(analysis, _Analysis):
+        return None, tree
+    return _verdict(analysis, specs, known), tree
+
+
+def _verdict(
+    analysis: _Analysis, specs: Mapping[str, ToolSpec], known: Collection[str] | None
+) -> PreflightFailure | None:
     errors: dict[int, TypeError] = {}  # direct tool calls that fail whatever runs first
     for index, site in enumerate(analysis.sites):
         spec = specs.get(site.name)
@@ -142,7 +160,7 @@ def _useful_references(
 
 
 def _check(  # noqa: PLR0917 - one site's facts
-    site: _Site,
+    site: Site,
     analysis: _Analysis,
     specs: Mapping[str, ToolSpec],
     known: Collection[str] | None,
@@ -168,15 +186,15 @@ def _check(  # noqa: PLR0917 - one site's facts
     return _failure(site, analysis, "NameError", f"name {name!r} is not defined", notes)
 
 
-def _guarded(site: _Site, analysis: _Analysis, error: str) -> bool:
+def _guarded(site: Site, analysis: _Analysis, error: str) -> bool:
     guards = site.guards
     if site.where != "<module>":  # the function may be called inside any try
-        guards = _union(guards, analysis.caught_anywhere)
+        guards = union(guards, analysis.caught_anywhere)
     return guards is None or error in guards or not guards.isdisjoint(_CATCH_ALL)
 
 
 def _failure(
-    site: _Site, analysis: _Analysis, kind: str, message: str, notes: list[str]
+    site: Site, analysis: _Analysis, kind: str, message: str, notes: list[str]
 ) -> PreflightFailure:
     lines = [
         "Traceback (most recent call last):",
@@ -190,13 +208,16 @@ def _failure(
     return PreflightFailure("\n".join(lines), kind)
 
 
-@functools.lru_cache(maxsize=256)
-def _analyse(code: str) -> _Analysis | None:
+def _parse(code: str) -> ast.Module | None:
     try:
-        tree = compile(code, SNIPPET_FILENAME, "exec", _FLAGS, dont_inherit=True)
+        tree: ast.Module = compile(code, SNIPPET_FILENAME, "exec", _FLAGS, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    visitor = _Visitor()
+    return tree
+
+
+def _analyse(code: str, tree: ast.Module) -> _Analysis | None:
+    visitor = Visitor()
     try:
         visitor.visit(tree)
     except RecursionError:
@@ -208,149 +229,3 @@ def _analyse(code: str) -> _Analysis | None:
         visitor.caught_anywhere,
         tuple(code.splitlines()),
     )
-
-
-def _caught(handler_type: ast.expr | None) -> frozenset[str] | None:
-    """The exception names a handler catches; ``None``: anything (or unreadable)."""
-    if handler_type is None:
-        return None
-    items = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
-    names = set()
-    for item in items:
-        if isinstance(item, ast.Name):
-            names.add(item.id)
-        elif isinstance(item, ast.Attribute):
-            names.add(item.attr)
-        else:
-            return None
-    return frozenset(names)
-
-
-def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
-    return None if a is None or b is None else a | b
-
-
-class _Visitor(ast.NodeVisitor):
-    def __init__(self) -> None:
-        self.sites: list[_Site] = []
-        self.bound: set[str] = set()
-        self.loaded: dict[str, int] = {}
-        self.caught_anywhere: frozenset[str] | None = frozenset()
-        self._guards: frozenset[str] | None = frozenset()
-        self._where = ["<module>"]
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self.loaded[node.id] = self.loaded.get(node.id, 0) + 1
-        else:
-            self.bound.add(node.id)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Name):
-            splat = any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords
-            )
-            keywords = tuple(k.arg for k in node.keywords if k.arg is not None)
-            self.sites.append(
-                _Site(
-                    func.id,
-                    node.lineno,
-                    self._where[-1],
-                    len(node.args),
-                    keywords,
-                    splat,
-                    self._guards,
-                )
-            )
-        self.generic_visit(node)
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
-        args = node.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if arg is not None:
-                self.bound.add(arg.arg)
-        name = node.name if not isinstance(node, ast.Lambda) else "<lambda>"
-        self._where.append(name)
-        self.generic_visit(node)
-        self._where.pop()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self.bound.add(node.name)
-        self._function(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815 - ast.NodeVisitor names
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._function(node)
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.bound.add(node.name)
-        self.generic_visit(node)
-
-    def visit_alias(self, node: ast.alias) -> None:
-        self.bound.add(node.asname or node.name.split(".")[0])
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.name:
-            self.bound.add(node.name)
-        self.generic_visit(node)
-
-    def visit_Global(self, node: ast.Global) -> None:
-        self.bound.update(node.names)
-
-    visit_Nonlocal = visit_Global  # type: ignore[assignment]  # noqa: N815 - ast.NodeVisitor names
-
-    def visit_MatchAs(self, node: ast.MatchAs) -> None:
-        if node.name:
-            self.bound.add(node.name)
-        self.generic_visit(node)
-
-    def visit_MatchStar(self, node: ast.MatchStar) -> None:
-        if node.name:
-            self.bound.add(node.name)
-
-    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
-        if node.rest:
-            self.bound.add(node.rest)
-        self.generic_visit(node)
-
-    def _try(self, node: ast.Try | ast.TryStar) -> None:
-        caught: frozenset[str] | None = frozenset()
-        for handler in node.handlers:
-            caught = _union(caught, _caught(handler.type))
-        self.caught_anywhere = _union(self.caught_anywhere, caught)
-        outer = self._guards
-        self._guards = _union(outer, caught)
-        for statement in node.body:
-            self.visit(statement)
-        self._guards = outer
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
-            self.visit(part)
-
-    visit_Try = visit_TryStar = _try  # noqa: N815 - ast.NodeVisitor names
-
-    def _with(self, node: ast.With | ast.AsyncWith) -> None:
-        suppressing = any(
-            isinstance(item.context_expr, ast.Call)
-            and _callee(item.context_expr.func) == "suppress"
-            for item in node.items
-        )
-        if not suppressing:
-            self.generic_visit(node)
-            return
-        outer = self._guards
-        self._guards = None
-        self.caught_anywhere = None
-        self.generic_visit(node)
-        self._guards = outer
-
-    visit_With = visit_AsyncWith = _with  # noqa: N815 - ast.NodeVisitor names
-
-
-def _callee(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None

@@ -9,6 +9,7 @@ Warnings and ignored finalizer errors of a snippet thread go to that execution's
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import contextvars
@@ -72,7 +73,17 @@ class Job:
     thread ends), :data:`REUSE` when no host code ran in the thread (it may serve the
     next execution), else ``True`` (it ends; a fresh one replaces it). Never raises."""
 
-    __slots__ = ("code", "deliver", "extra_globals", "policy", "route", "run", "session", "tools")
+    __slots__ = (
+        "code",
+        "deliver",
+        "extra_globals",
+        "policy",
+        "route",
+        "run",
+        "session",
+        "tools",
+        "tree",
+    )
 
     def __init__(
         self,
@@ -85,8 +96,10 @@ class Job:
         extra_globals: Mapping[str, Any] | None,
         session: ThreadSession | None,
         deliver: Callable[[Outcome | None], None],
+        tree: ast.Module | None = None,
     ) -> None:
         self.code = code
+        self.tree = tree  # ``code`` parsed by the pre-flight check, or None
         self.policy = policy
         self.run = run
         self.route = route
@@ -148,8 +161,9 @@ class Job:
 
     def _execute(self, scratch: dict[str, Any]) -> Outcome:
         policy = self.policy
+        tree, self.tree = self.tree, None  # compile_snippet consumes it: used once
         try:
-            compiled = compile_snippet(self.code, policy, filename=SNIPPET_FILENAME)
+            compiled = compile_snippet(self.code, policy, filename=SNIPPET_FILENAME, tree=tree)
         except ExecutionInterrupted:
             raise
         except BaseException as exc:  # SyntaxError, PolicyViolation, RecursionError ...

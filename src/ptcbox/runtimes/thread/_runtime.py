@@ -26,7 +26,7 @@ from ptcbox.runtimes._shared._clock import Deadline
 from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
 from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
-from ptcbox.runtimes._shared._preflight import preflight, refused
+from ptcbox.runtimes._shared._preflight import preflight_parsed, refused
 from ptcbox.runtimes.thread._callables import tool_callables
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
 from ptcbox.runtimes.thread._pool import submit
@@ -237,7 +237,7 @@ class ThreadRuntime:
             extra_globals = copied_globals(extra_globals)
         started = time.perf_counter()
         known = {*(extra_globals or ()), *(session._namespace if session is not None else ())}
-        failure = preflight(code, specs, known)
+        failure, tree = preflight_parsed(code, specs, known)  # the job compiles this tree
         if failure is not None:  # a call that cannot work: fail before any tool runs
             return refused(failure, started)
         loop = _host_loop()
@@ -264,6 +264,7 @@ class ThreadRuntime:
 
         job = Job(
             code=code,
+            tree=tree,
             policy=policy,
             run=run,
             route=route,
