@@ -5,13 +5,14 @@ and ``aclose`` all resolve (``_Handover``)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from typing import Any
 
 import pytest
 
-from ptcbox import ThreadRuntime
+from ptcbox import DirectProjection, ThreadRuntime
 from ptcbox.runtimes.thread import _runtime
 from ptcbox.runtimes.thread._control import Control, _Latch
 
@@ -89,3 +90,36 @@ async def test_cancelled_caller_leaves_no_pending_outcome_behind() -> None:
         assert runtime._active == {}
         result: Any = await runtime.execute("print(2)", {})  # the runtime still works
     assert result.stdout == "2\n"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "print(1)",
+        "for i in range(3):\n    ping(i=i)",
+        "import json\nprint(json.dumps([ping(i=2)]))",
+    ],
+)
+async def test_a_finished_execution_leaves_no_reference_cycle(code: str) -> None:
+    """Its state is freed when the execution ends, not by the cyclic collector (whose
+    collections every execution's cycles used to trigger, on the host's threads).
+    (A snippet that imports ``time`` or ``random`` still gets a per-execution module
+    view class, and a class is always in a cycle.)"""
+    namespace = {"ping": DirectProjection(name="ping", fn=lambda i: i)}
+    per_execution = {"Run", "Control", "Route", "_Target", "_Sink", "OutputBuffer", "Deadline"}
+    async with ThreadRuntime() as runtime:
+        await runtime.execute(code, namespace)  # warm: first-use caches are not garbage
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(3):
+                result = await runtime.execute(code, namespace)
+                assert result.ok, result.error
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            gc.collect()
+            left = sorted({type(o).__name__ for o in gc.garbage} & per_execution)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+    assert left == []
