@@ -43,6 +43,8 @@ def scrub_text(text: str) -> str:
     Returns:
         A string that encodes as UTF-8; ``text`` itself when it already does.
     """
+    if type(text) is str and text.isascii():  # the usual case: no copy, no encoding
+        return text
     text = str.__str__(text)
     try:
         text.encode("utf-8")

@@ -243,10 +243,16 @@ class OutputBuffer:
         """Do nothing (present so the buffer can stand in for a text stream)."""
 
     def close(self) -> None:
-        """Stop accepting writes; later writes are dropped. Idempotent."""
+        """Stop accepting writes; later writes are dropped. Idempotent.
+
+        Also drops the flood callback, which no later write can call: it is often a
+        method of the buffer's owner, and the reference cycle it closes would leave the
+        owner (and all it holds) to the cyclic garbage collector.
+        """
         if self._lock.acquire(timeout=_LOCK_WAIT_S):
             try:
                 self._closed = True
+                self._on_flood = None
             finally:
                 self._lock.release()
         else:  # pragma: no cover - a writer never holds the lock this long

@@ -18,6 +18,7 @@ from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
 from ptcbox.runtimes._shared._summary import summarize_arguments
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes.thread._control import Control
+from ptcbox.runtimes.thread._plaincopy import UNHANDLED, sized_copy
 
 __all__ = [
     "Finish",
@@ -100,6 +101,9 @@ def wait_async(
 def plain_result(spec: ToolSpec, result: Any) -> Any:
     """A tool result as a plain-data copy; raises if over the size limit."""
     if type(result) not in _SCALARS:
+        copied = sized_copy(result, MAX_TOOL_DATA_BYTES)  # one walk, for the usual data
+        if copied is not UNHANDLED:
+            return copied
         over = json_size_over(result, MAX_TOOL_DATA_BYTES)
         if over:
             raise result_size_error(spec.name, over)

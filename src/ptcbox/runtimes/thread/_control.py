@@ -103,6 +103,31 @@ def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:
     return None
 
 
+class _Latch:
+    """A one-way flag threads can wait for with a timeout: :meth:`set` once, never
+    cleared. A ``threading.Event`` without its ``Condition`` (whose construction was a
+    fifth of a short execution's set-up): a lock held from the start, released by
+    :meth:`set`; a waiter that gets it hands it on at once.
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        """Wake every waiter, now and later. Call it at most once."""
+        self._lock.release()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for :meth:`set`; ``True`` once it was called."""
+        if self._lock.acquire(timeout=timeout):
+            self._lock.release()
+            return True
+        return False
+
+
 class Control:
     """Coordinates one execution's thread with the host that may stop it.
 
@@ -114,7 +139,6 @@ class Control:
         "alive",
         "alive_flags",
         "futures",
-        "left",
         "lock",
         "loop",
         "main_task",
@@ -134,8 +158,7 @@ class Control:
         self.stop = False
         self.reason = ""
         self.thread_id = 0
-        self.wake = threading.Event()
-        self.left = threading.Event()
+        self.wake = _Latch()
         self.loop: Any = None
         self.main_task: Any = None
         self.futures: set[concurrent.futures.Future[Any]] = set()
@@ -150,8 +173,8 @@ class Control:
 
     @property
     def finished(self) -> bool:
-        """``True`` once the thread has left the snippet (or never started it)."""
-        return self.left.is_set()
+        """``True`` once the thread has left the snippet for good (:meth:`finish`)."""
+        return self.state == DONE
 
     # --- worker side -------------------------------------------------------------
     def enter(self) -> None:
@@ -232,7 +255,6 @@ class Control:
             self.state = DONE
             self._quiet_locked()
             _local.control = None
-            self.left.set()
             return self.stop
 
     def arm_tracer(self) -> None:
@@ -272,12 +294,14 @@ class Control:
         with self.lock:
             if self.state == DONE:
                 return False
-            if not self.stop:
+            first = not self.stop
+            if first:
                 self.stop = True
                 self.reason = reason
             self._poke_locked()
             futures = list(self.futures)
-        self.wake.set()
+        if first:
+            self.wake.set()
         for future in futures:
             future.cancel()
         Reaper.watch(self)

@@ -148,12 +148,12 @@ class Job:
             except ExecutionInterrupted:
                 continue
         self.run.end_threads()  # its tool threads end; this thread ends after the job
-        current.run = None
+        # A stopped execution delivers None: whoever still waits learns it was stopped.
+        self.deliver(None if stopped else outcome)
+        current.run = None  # this thread's own state, reset once the caller has its result
         snippet_thread(False)
         set_snippet_stderr(None)
         set_deadline(None)
-        # A stopped execution delivers None: whoever still waits learns it was stopped.
-        self.deliver(None if stopped else outcome)
         if stopped:
             return False
         # no tool, no host callable ran in this thread: it holds no one's thread-locals

@@ -40,11 +40,39 @@ __all__ = ["ThreadRuntime", "ThreadSession"]
 
 _CLOSED = object()
 _UNSET = object()
+_EXPIRED = object()
 
 
 def _resolve(future: asyncio.Future[Any], outcome: Any) -> None:
     if not future.done():
         future.set_result(outcome)
+
+
+class _Handover:
+    """Where a job's outcome reaches the caller's loop (used on that loop only).
+
+    ``future`` gets the first of: the job's outcome, ``_EXPIRED`` from the deadline's
+    timer, ``_CLOSED`` from :meth:`ThreadRuntime.aclose`. The job's outcome is also
+    kept, for a job that ended right at the deadline (:meth:`late`).
+    """
+
+    __slots__ = ("future", "outcome")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future[Any] = loop.create_future()
+        self.outcome: Any = _UNSET
+
+    def deliver(self, outcome: Outcome | None) -> None:
+        """The job's outcome (``None``: it was stopped)."""
+        self.outcome = outcome
+        _resolve(self.future, outcome)
+
+    async def late(self) -> Any:
+        """The job's outcome after ``future`` got another value: once it is delivered."""
+        if self.outcome is _UNSET:
+            self.future = asyncio.get_running_loop().create_future()
+            await self.future
+        return self.outcome
 
 
 def _host_loop() -> asyncio.AbstractEventLoop:
@@ -256,11 +284,11 @@ class ThreadRuntime:
         run.clock = Deadline(limit, started)
         route = session._route if session is not None else Route()
         route.run = run
-        future: asyncio.Future[Any] = loop.create_future()
+        handover = _Handover(loop)
 
         def deliver(outcome: Outcome | None) -> None:
             with contextlib.suppress(RuntimeError):  # the caller's loop may be gone
-                loop.call_soon_threadsafe(_resolve, future, outcome)
+                loop.call_soon_threadsafe(handover.deliver, outcome)
 
         job = Job(
             code=code,
@@ -275,8 +303,7 @@ class ThreadRuntime:
         )
         if session is not None:
             session._last = run
-        self._active[run] = future
-        outcome: Any = _UNSET
+        self._active[run] = handover.future
         try:
             if self._closed:  # closed while this call was being set up
                 raise RuntimeClosedError("ThreadRuntime")
@@ -284,20 +311,19 @@ class ThreadRuntime:
             # asyncio's own timer: anyio.move_on_after imports its backend on first use,
             # and an import while a snippet thread holds the GIL waits up to 5 ms (the
             # switch interval) per file system call: seconds (G4). The clock pauses while
-            # an approval is awaited (see _shared/_clock).
-            expired: asyncio.Future[Any] = loop.create_future()
-            run.clock.arm(loop, functools.partial(_resolve, expired, True))
+            # an approval is awaited (see _shared/_clock). It resolves the same future as
+            # the job, with _EXPIRED: one future, no asyncio.wait (each execution paid
+            # for its extra future, callbacks and loop iteration).
+            run.clock.arm(loop, functools.partial(_resolve, handover.future, _EXPIRED))
             try:
-                await asyncio.wait((future, expired), return_when=asyncio.FIRST_COMPLETED)
+                outcome: Any = await handover.future
             finally:
                 run.clock.disarm()
-            if future.done():
-                outcome = future.result()
-            if outcome is _UNSET:
+            if outcome is _EXPIRED:
                 location = snippet_location(run.control.thread_id, code)
                 if run.control.request_stop("timeout"):
                     return self._result(run, relay, started, timeout=limit, location=location)
-                outcome = await future  # it finished right at the deadline
+                outcome = await handover.late()  # it finished right at the deadline
         except BaseException:
             run.control.request_stop("cancelled")  # synchronous: nothing to shield
             _close_run(run, relay)
