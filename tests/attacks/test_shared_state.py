@@ -8,13 +8,11 @@ poison the test process itself. The positive control of each is the same snippet
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextvars
 import fractions
 import logging
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -477,7 +475,8 @@ async def main():
         result = await runtime.execute(code, {}, timeout=deadline)
         elapsed = time.perf_counter() - started
         ticker.cancel()
-    print("result", result.timed_out, "after", elapsed, "max gap", max(gaps), flush=True)
+    matched = result.stdout == "None\\n"
+    print("result", result.timed_out, "matched", matched, "after", elapsed, "max gap", max(gaps))
 asyncio.run(main())
 """
 
@@ -502,21 +501,10 @@ async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_respo
     assert after > 3 * 0.3, control
     assert stall > 2 * 0.3, control
     code = 'import re\nprint(re.match(r"(a+)+$", "a" * 27 + "b"))'
-    gaps: list[float] = []
-
-    async def tick() -> None:
-        last = time.perf_counter()
-        while True:
-            await asyncio.sleep(0.01)
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-
-    ticker = asyncio.ensure_future(tick())
-    started = time.perf_counter()
-    result = await make_runtime().execute(code, {}, timeout=1)
-    elapsed = time.perf_counter() - started
-    ticker.cancel()
-    assert result.stdout == "None\n" or result.timed_out, result
-    assert elapsed < 1 + 3, elapsed
-    assert max(gaps, default=0.0) < 2.0, gaps
+    out = child_output(REGEX_CHILD, code, "1", timeout=60)
+    words = out.split()
+    timed_out, matched = words[1] == "True", words[3] == "True"
+    elapsed, stall = float(words[words.index("after") + 1]), float(words[-1])
+    assert matched or timed_out, out
+    assert elapsed < 1 + 3, out
+    assert stall < 2.0, out
