@@ -68,6 +68,16 @@ def _parse(code: str) -> Any:
     return compile(code, "<snippet>", "exec", _FLAGS, dont_inherit=True)
 
 
+STAGES = ("parse (check)", "check walk", "parse (compile)", "transform", "resume pass", "compile")
+"""The path's stages, in order; each run records one duration (seconds) per stage."""
+
+
+def _record(times: dict[str, list[float]], durations: tuple[float, ...], total: float) -> None:
+    for stage, took in zip(STAGES, durations, strict=True):
+        times[stage].append(took)
+    times["total"].append(total)
+
+
 def _old(code: str, times: dict[str, list[float]]) -> None:
     clock = time.perf_counter
     t0 = clock()
@@ -83,13 +93,7 @@ def _old(code: str, times: dict[str, list[float]]) -> None:
     t5 = clock()
     compile(tree, "<snippet>", "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
     t6 = clock()
-    for stage, took in zip(
-        ("parse (check)", "check walk", "parse (compile)", "transform", "resume pass", "compile"),
-        (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5),
-        strict=True,
-    ):
-        times[stage].append(took)
-    times["total"].append(t6 - t0)
+    _record(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5), t6 - t0)
 
 
 def _new(code: str, times: dict[str, list[float]]) -> None:
@@ -107,13 +111,7 @@ def _new(code: str, times: dict[str, list[float]]) -> None:
     t5 = clock()
     compile(tree, "<snippet>", "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
     t6 = clock()
-    for stage, took in zip(
-        ("parse (check)", "check walk", "parse (compile)", "transform", "resume pass", "compile"),
-        (t1 - t0, t2 - t1, 0.0, t4 - t2, t5 - t4, t6 - t5),
-        strict=True,
-    ):
-        times[stage].append(took)
-    times["total"].append(t6 - t0)
+    _record(times, (t1 - t0, t2 - t1, 0.0, t4 - t2, t5 - t4, t6 - t5), t6 - t0)
 
 
 def _entry_points(specs: Any) -> tuple[Callable[[str], None], Callable[[str], None]]:
@@ -137,8 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--snippet", choices=sorted(SNIPPETS), default="realistic")
     args = parser.parse_args(argv)
     make = SNIPPETS[args.snippet]
-    stages = ("parse (check)", "check walk", "parse (compile)", "transform", "resume pass")
-    names = (*stages, "compile", "total")
+    names = (*STAGES, "total")
     old_t: dict[str, list[float]] = {n: [] for n in names}
     new_t: dict[str, list[float]] = {n: [] for n in names}
     tools = {f.__name__: DirectProjection(f.__name__, f) for f in (get_customer, list_orders)}
