@@ -54,7 +54,7 @@ def _copy(value: Any, depth: int, size: list[int], limit: int) -> Any:
     kind = type(value)
     if kind is str:
         size[0] += len(value) + 2
-        return value if value.isascii() else scrub_text(value)
+        return scrub_text(value)  # the str itself when it is ASCII
     if kind is int:
         size[0] += 1
         return value if -_INT_LIMIT < value < _INT_LIMIT else UNHANDLED
@@ -82,6 +82,6 @@ def _copy(value: Any, depth: int, size: list[int], limit: int) -> Any:
             copied = _copy(item, depth + 1, size, limit)
             if copied is UNHANDLED:
                 return UNHANDLED
-            out[key if key.isascii() else scrub_text(key)] = copied
+            out[scrub_text(key)] = copied
         return out
     return UNHANDLED
