@@ -32,7 +32,7 @@ from typing import Any
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, visit_children
 
-__all__ = ["add_resume_checks", "checked_read"]
+__all__ = ["add_resume_checks", "check_steps"]
 
 _RESUME = (ast.Yield, ast.YieldFrom, ast.Await)
 _LEAVES = (
@@ -52,11 +52,18 @@ def _awaits(node: ast.AST) -> bool:
     return any(isinstance(child, ast.Await) for child in ast.walk(node))
 
 
-def checked_read(where: ast.AST) -> ast.expr:
-    """``_alive_.running``, positioned at ``where``."""
+def _checked_read(where: ast.AST) -> ast.expr:
     check = alive_read()
     copy_locations(check, where)
     return check
+
+
+def check_steps(node: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp) -> None:
+    """Start each ``for`` clause's conditions of ``node`` with a read of
+    ``_alive_.running``: each step of a generator expression (or of a comprehension that
+    awaits) checks that its execution still runs, wherever it is resumed."""
+    for clause in node.generators:
+        clause.ifs.insert(0, _checked_read(clause.iter))
 
 
 def _leaf(visitor: Any, node: ast.AST) -> ast.AST:
@@ -87,8 +94,7 @@ class _ResumeChecks(ast.NodeTransformer):
 
     def _check_steps(self, node: Any) -> Any:
         self.generic_visit(node)
-        for clause in node.generators:
-            clause.ifs.insert(0, checked_read(clause.iter))
+        check_steps(node)
         return node
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
@@ -105,7 +111,7 @@ class _ResumeChecks(ast.NodeTransformer):
 
     def _resumed(self, node: ast.expr) -> Any:
         self.generic_visit(node)
-        pair = ast.Tuple(elts=[node, checked_read(node)], ctx=ast.Load())
+        pair = ast.Tuple(elts=[node, _checked_read(node)], ctx=ast.Load())
         new = ast.Subscript(value=pair, slice=ast.Constant(0), ctx=ast.Load())
         copy_locations(pair, node)
         copy_locations(new.slice, node)

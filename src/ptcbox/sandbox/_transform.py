@@ -50,7 +50,7 @@ from ptcbox.sandbox._names import (
 )
 from ptcbox.sandbox._numeric import NumericScopes
 from ptcbox.sandbox._patterns import PatternVisitors
-from ptcbox.sandbox._resume import checked_read
+from ptcbox.sandbox._resume import check_steps
 from ptcbox.sandbox._sizeguards import SizeGuardVisitors
 
 __all__ = ["VALUE_NAME", "PtcTransformer"]
@@ -262,8 +262,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
         node = self.numeric.visit_comprehension(self, node)
         if self.resume_checks and not self.numeric.resumes:  # as add_resume_checks would
-            for clause in node.generators:
-                clause.ifs.insert(0, checked_read(clause.iter))
+            check_steps(node)
         return node
 
     @property
