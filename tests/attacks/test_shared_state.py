@@ -490,10 +490,10 @@ async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_respo
     result comes back by the deadline and the host's loop keeps ticking."""
     if runtime_name != "thread":
         pytest.skip("the worker is killed at the deadline")
-    # Control: with CPython's own engine (switch ``regex``) a shorter input, ~1.3 s of
+    # Control: with CPython's own engine (switch ``regex``) a shorter input, ~2 s of
     # backtracking unloaded, holds the GIL past a 0.3 s deadline: the result comes back
     # late and the host's loop stalls for most of the match (load only makes both longer).
-    short = 'import re\nprint(re.match(r"(a+)+$", "a" * 24 + "b"))'
+    short = 'import re\nprint(re.match(r"(a+)+$", "a" * 25 + "b"))'
     control = child_output(REGEX_CHILD, short, "0.3", timeout=60, ablate="regex")
     words = control.split()
     assert words[:2] == ["result", "True"], control
