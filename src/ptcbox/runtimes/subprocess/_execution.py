@@ -183,6 +183,8 @@ class HostExecution(CallHandler):
         try:
             if check is not None:
                 failure = check()
+                if timing.ON:
+                    timing.note(self.worker.pid, "checked")
                 if failure is not None:
                     self.worker.kill()
                     return ("refused", failure)
