@@ -10,11 +10,14 @@ is parsed once instead of twice, and a refused snippet never takes a worker.
 
 The longer ones keep the overlap: the frame (source only) is sent first and the check
 runs in ``HostExecution.run`` while the worker compiles, before anything the worker
-sends is read. Measured, that overlap seldom happens: the host's write to the worker's
-Unix socket is a synchronous wake-up, which places the worker on the host's CPU, where
-it waits for the check to end (~0.3 ms for the 13-line snippet) before it starts to
-compile; serial, the host's compile from its tree plus the worker's decode is shorter
-than the worker's compile. A session checks first as well (a refusal must not end it).
+sends is read. Measured (``benchmarks/latency_breakdown.py``), that overlap needs a
+free CPU: the host's write to the worker's Unix socket is a synchronous wake-up, which
+places the worker on the host's CPU when the other one is busy, and the worker then
+waits for the check to end (~0.3 ms for the 13-line snippet) before it starts to
+compile. On the loaded 2-core VM the serial order (check, host compile, worker decode)
+ended the 13-line snippet 0.2-0.45 ms sooner; with a CPU kept free for the worker
+(host and workers at real-time priority) both orders took the same time (2.07 ms
+fresh). A session checks first as well (a refusal must not end it).
 """
 
 from __future__ import annotations
