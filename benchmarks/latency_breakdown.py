@@ -47,8 +47,8 @@ STEPS = [  # (start mark, end mark, what); "call"/"return" are this script's own
     ("outcome", "return", "host: result built, worker released"),
     ("call", "return", "total (execute() to its return)"),
 ]
-IDLE = [  # a reused worker, between its previous execution and this one
-    ("w.done_send", "w.collected", "n/a"),
+IDLE = [  # the worker before this execution: set up (fresh) or reset (reused)
+    ("w.audit", "w.rehearsal", "worker (fresh, before hand-out): rehearsals"),
     ("w.reset", "w.globals", "worker (idle): next globals built"),
     ("w.globals", "w.run_recv", "worker: idle wait"),
 ]
