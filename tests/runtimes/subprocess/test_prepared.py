@@ -1,11 +1,12 @@
 """The host's pre-flight check and compile of a new snippet (``subprocess/_prepared.py``).
 
-A short new snippet (up to ``HOST_INLINE_MAX_CHARS``) is checked, then compiled by the
-host from the tree the check parsed, before any worker is taken: a refusal takes no
-worker, and the worker gets the code object. A longer one is sent as source first and
-checked while the worker compiles it, before anything the worker sends is read. Either
-way a refusal comes before any tool runs, however early the worker calls one, and a
-worker that started a refused snippet is never used again.
+A short new snippet (up to ``HOST_INLINE_MAX_CHARS``) on a machine without an idle CPU
+is checked, then compiled by the host from the tree the check parsed, before any worker
+is taken: a refusal takes no worker, and the worker gets the code object. A longer one,
+or a short one while a CPU is idle, is sent as source first and checked while the worker
+compiles it, before anything the worker sends is read. Either way a refusal comes
+before any tool runs, however early the worker calls one, and a worker that started a
+refused snippet is never used again.
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ async def test_a_short_new_snippet_is_checked_and_compiled_before_a_worker_is_ta
         return real_check(*args)
 
     monkeypatch.setattr(_prepared, "preflight_parsed", check)
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: False)
     _record_runs(monkeypatch, order, frames)
     sent: list[str] = []
     code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n"
@@ -191,9 +193,12 @@ def test_a_refused_or_broken_short_snippet_is_left_to_the_worker() -> None:
     assert host_compiled(long, policy, block=False, inline=True) is None  # first sight
 
 
-async def test_a_short_snippet_gives_the_same_results_on_both_paths() -> None:
+async def test_a_short_snippet_gives_the_same_results_on_both_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Host-compiled at first sight (short) or compiled by the worker (padded past the
     inline limit with a trailing comment: the same line numbers)."""
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: False)
     cases = [
         "print(get_weather(city='Oslo'))\n",
         "get_weather(city=1 / 0)\n",
@@ -215,3 +220,51 @@ async def test_a_short_snippet_gives_the_same_results_on_both_paths() -> None:
                 long.error_type,
             ), case
             assert short.error == long.error, case
+
+
+async def test_with_an_idle_cpu_a_short_new_snippet_overlaps_its_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The source goes out first (the worker compiles it) and the check follows; a
+    refusal still comes before any tool runs, and a session still checks first."""
+    order: list[str] = []
+    frames: list[bytes] = []
+    real_check = _prepared.preflight
+
+    def check(*args: Any) -> Any:
+        order.append("check")
+        return real_check(*args)
+
+    monkeypatch.setattr(_prepared, "preflight", check)
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: True)
+    _record_runs(monkeypatch, order, frames)
+    sent: list[str] = []
+    code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n"
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as rt:
+        result = await rt.execute(code, _tools(sent))
+        assert (result.ok, result.stdout) == (True, "{'city': 'x'}\n"), result.error
+        assert order == ["run", "check"]
+        assert _run_message(frames[0])["compiled"] is None  # the worker compiles it
+        refused = await rt.execute(_BAD + f"# {time.perf_counter_ns()}\n", _tools(sent))
+        assert refused.error_type == "TypeError" and sent == [] and refused.stdout == ""
+        async with rt.session() as session:
+            again = await session.execute(code + "# session\n", _tools(sent))
+        assert again.stdout == "{'city': 'x'}\n"
+        assert _run_message(frames[-1])["compiled"] is not None  # checked, host-compiled
+
+
+@pytest.mark.parametrize(
+    ("loadavg", "free"),
+    [(b"0.50 0.40 0.30 1/120 4242\n", True), (b"3.10 2.00 1.00 64/130 4242\n", False)],
+)
+def test_a_cpu_is_free_reads_the_runnable_count(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, loadavg: bytes, free: bool
+) -> None:
+    path = tmp_path / "loadavg"
+    path.write_bytes(loadavg)
+    monkeypatch.setattr(_prepared, "_LOADAVG_PATH", str(path))
+    assert _prepared.a_cpu_is_free() is free
+    path.write_bytes(b"garbled")
+    assert _prepared.a_cpu_is_free() is False  # unreadable: the serial path
+    monkeypatch.setattr(_prepared, "_LOADAVG_PATH", str(tmp_path / "absent"))
+    assert _prepared.a_cpu_is_free() is False

@@ -1,29 +1,35 @@
 """What the host prepares for one SubprocessRuntime execution before a worker runs it.
 
-:class:`Preparer` turns a snippet into its ``run`` frame. A short new snippet (up to
-:data:`~ptcbox.runtimes.subprocess._compile.HOST_INLINE_MAX_CHARS`) is checked
-(``runtimes/_shared/_preflight.py``) and then compiled by the host from the syntax tree
-the check parsed, before a worker is taken: the worker only decodes the code object
-(~40-110 µs) instead of parsing and compiling the source (~0.2 ms for ``print(1)``,
-~0.7-0.9 ms for the 13-line, 9-call snippet of the throughput benchmark), the snippet
-is parsed once instead of twice, and a refused snippet never takes a worker.
+:class:`Preparer` turns a snippet into its ``run`` frame, one of two ways.
 
-The longer ones keep the overlap: the frame (source only) is sent first and the check
-runs in ``HostExecution.run`` while the worker compiles, before anything the worker
-sends is read. Measured (``benchmarks/latency_breakdown.py``), that overlap needs a
-free CPU: the host's write to the worker's Unix socket is a synchronous wake-up, which
-places the worker on the host's CPU when the other one is busy, and the worker then
-waits for the check to end (~0.3 ms for the 13-line snippet) before it starts to
-compile. On the loaded 2-core VM the serial order (check, host compile, worker decode)
-ended the 13-line snippet 0.2-0.45 ms sooner; with a CPU kept free for the worker
-(host and workers at real-time priority) both orders took the same time (2.07 ms
-fresh). A session checks first as well (a refusal must not end it).
+The overlap: the frame (source only) is sent first and the pre-flight check
+(``runtimes/_shared/_preflight.py``) runs in ``HostExecution.run`` while the worker
+compiles the snippet, before anything the worker sends is read. That needs a free CPU:
+the host's write to the worker's Unix socket is a synchronous wake-up, which places the
+worker on the host's CPU when the others are busy, and the worker then waits for the
+check to end (~0.3 ms for a 13-line snippet) before it starts to compile.
+
+Serial: a short snippet (up to
+:data:`~ptcbox.runtimes.subprocess._compile.HOST_INLINE_MAX_CHARS`) is checked, then
+compiled by the host from the syntax tree the check parsed, before a worker is taken:
+the snippet is parsed once instead of twice, the worker only decodes the code object
+(~40-140 µs instead of ~0.2 ms for ``print(1)`` and ~0.9-1.0 ms for the throughput
+benchmark's 13-line, 9-call snippet), and a refused snippet takes no worker.
+
+Measured (``benchmarks/latency_breakdown.py``, same-process interleaved A/B, that
+13-line snippet, new source each time, paced 20 ms): on the 2-core VM loaded by other
+processes (load 3-4) serial ended it 0.2-0.45 ms sooner; with a CPU kept free for the
+worker (host and workers at real-time priority) the overlap was 0.06-0.16 ms sooner.
+So a new short snippet goes the overlap way when a CPU is idle right now
+(:func:`a_cpu_is_free`), serially otherwise, and always serially in a session (whose
+check comes first: a refusal must not end it). Longer snippets always overlap.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -41,7 +47,7 @@ from ptcbox.runtimes.subprocess._compile import HOST_INLINE_MAX_CHARS, host_comp
 from ptcbox.runtimes.subprocess._extra_globals import json_globals
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["Prepared", "Preparer", "run_frame"]
+__all__ = ["Prepared", "Preparer", "a_cpu_is_free", "run_frame"]
 
 _FRAME_CACHE_SIZE = 128
 
@@ -97,7 +103,8 @@ class Preparer:
                 if failure is not None:
                     return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
                 return Prepared(hit[0], specs, seconds, hit[1], session=session)
-        inline = len(code) <= HOST_INLINE_MAX_CHARS
+        # a session checks first anyway; otherwise the overlap is worth it with a free CPU
+        inline = len(code) <= HOST_INLINE_MAX_CHARS and (session or not a_cpu_is_free())
         tree = None
         if session or inline:  # checked now: a call that cannot work takes no worker
             failure, tree = preflight_parsed(code, specs, known)
@@ -121,6 +128,30 @@ class Preparer:
                 del self.frames[next(iter(self.frames))]
             self.frames[key] = (frame, names_sync_tool, tuple(specs.values()))
         return Prepared(frame, specs, seconds, names_sync_tool, session=session, check=deferred)
+
+
+def a_cpu_is_free() -> bool:
+    """Whether fewer tasks are runnable on the machine right now than it has CPUs.
+
+    The caller (running) is one of them, so ``True`` means a CPU is idle: a worker
+    woken now gets it (the overlap of the check with its compile pays off). The
+    instantaneous count is ``/proc/loadavg``'s fourth field (~2 µs to read); ``False``
+    when it cannot be read.
+    """
+    try:
+        fd = os.open(_LOADAVG_PATH, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.pread(fd, 128, 0)
+        finally:
+            os.close(fd)
+        running = int(text.split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return running < _CPUS
+
+
+_LOADAVG_PATH = "/proc/loadavg"
+_CPUS = len(os.sched_getaffinity(0))
 
 
 def run_frame(
