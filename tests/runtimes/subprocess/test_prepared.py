@@ -1,10 +1,12 @@
-"""The host's pre-flight check of a new snippet runs while the worker compiles it.
+"""The host's pre-flight check and compile of a new snippet (``subprocess/_prepared.py``).
 
-The check (``runtimes/_shared/_preflight.py``) parses the snippet, as the worker does
-to compile it, so for a snippet the host has not seen the two run at once: the ``run``
-frame is sent first and the check runs before anything the worker sends is read. A
-refusal must still come before any tool runs, however early the worker calls one, and
-the worker that started the snippet is never used again.
+A short new snippet (up to ``HOST_INLINE_MAX_CHARS``) on a machine without an idle CPU
+is checked, then compiled by the host from the tree the check parsed, before any worker
+is taken: a refusal takes no worker, and the worker gets the code object. A longer one,
+or a short one while a CPU is idle, is sent as source first and checked while the worker
+compiles it, before anything the worker sends is read. Either way a refusal comes
+before any tool runs, however early the worker calls one, and a worker that started a
+refused snippet is never used again.
 """
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ from typing import Any
 import pytest
 
 from ptcbox import DirectProjection, SubprocessRuntime
-from ptcbox.runtimes.subprocess import _runtime
+from ptcbox.runtimes._shared._host import ToolTable
+from ptcbox.runtimes._shared._preflight import preflight_parsed
+from ptcbox.runtimes._wire import FrameDecoder, parse_message
+from ptcbox.runtimes.subprocess import _execution, _prepared
+from ptcbox.runtimes.subprocess._compile import HOST_INLINE_MAX_CHARS, host_compiled
+from ptcbox.runtimes.subprocess.worker._config import decode_compiled
+from ptcbox.sandbox import SandboxPolicy, compile_snippet
 from runtimes._leaks import no_leaks
 
 pytestmark = pytest.mark.anyio
 
 _BAD = 'send_email(to="ops@example.com", subject="hi")\nprint("after")\nget_weather(town="Oslo")\n'
+_LONG = "#" * HOST_INLINE_MAX_CHARS + "\n"  # a trailing comment: past the inline compile
 
 
 @pytest.fixture
@@ -41,23 +50,44 @@ def _tools(sent: list[str]) -> dict[str, DirectProjection]:
     return {f.__name__: DirectProjection(f.__name__, f) for f in (send_email, get_weather)}
 
 
+def _record_runs(monkeypatch: pytest.MonkeyPatch, order: list[str], frames: list[bytes]) -> None:
+    real_run = _execution.HostExecution.run
+
+    async def run(self: Any, frame: bytes, *args: Any, **kwargs: Any) -> Any:
+        order.append("run")
+        frames.append(frame)
+        return await real_run(self, frame, *args, **kwargs)
+
+    monkeypatch.setattr(_execution.HostExecution, "run", run)
+
+
+def _run_message(frame: bytes) -> dict[str, Any]:
+    """The ``run`` message of a frame (after an ``id`` message in reuse mode)."""
+    for kind, payload in FrameDecoder().feed(frame):
+        message: dict[str, Any] = parse_message(kind, payload)
+        if message["t"] == "run":
+            return message
+    raise AssertionError("no run message")
+
+
 @pytest.mark.parametrize("uses", [1, 50], ids=["fresh", "reuse"])
-async def test_a_slow_check_still_refuses_before_the_first_call_is_served(
+async def test_a_slow_check_of_a_long_snippet_still_refuses_before_the_first_call(
     monkeypatch: pytest.MonkeyPatch, uses: int
 ) -> None:
     checked: list[float] = []
-    real = _runtime.preflight
+    real = _prepared.preflight
 
     def slow_check(*args: Any) -> Any:
         time.sleep(0.3)  # the worker has compiled and sent its first call meanwhile
         checked.append(time.perf_counter())
         return real(*args)
 
-    monkeypatch.setattr(_runtime, "preflight", slow_check)
+    monkeypatch.setattr(_prepared, "preflight", slow_check)
     sent: list[str] = []
     async with no_leaks(), SubprocessRuntime(min_idle=1, max_executions_per_worker=uses) as rt:
         await rt.start()
-        result = await rt.execute(_BAD + f"# {time.perf_counter_ns()}\n", _tools(sent))
+        code = _BAD + f"# {time.perf_counter_ns()}\n" + _LONG
+        result = await rt.execute(code, _tools(sent))
         assert checked, "the check did not run"
         assert sent == [] and result.tool_calls == () and result.stdout == ""
         assert result.error_type == "TypeError"
@@ -68,28 +98,21 @@ async def test_a_slow_check_still_refuses_before_the_first_call_is_served(
         assert fine.stdout == "ok\n" and sent == ["a@b"]
 
 
-async def test_the_check_of_a_new_snippet_runs_once_its_frame_is_out(
+async def test_the_check_of_a_long_new_snippet_runs_once_its_frame_is_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The overlap itself: the check runs inside ``HostExecution.run`` (which sends the
     frame first), once; a repeated snippet is checked before, from its cached analysis."""
-    from ptcbox.runtimes.subprocess import _execution
-
     order: list[str] = []
-    real_check = _runtime.preflight
-    real_run = _execution.HostExecution.run
+    real_check = _prepared.preflight
 
     def check(*args: Any) -> Any:
         order.append("check")
         return real_check(*args)
 
-    async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        order.append("run")
-        return await real_run(self, *args, **kwargs)
-
-    monkeypatch.setattr(_runtime, "preflight", check)
-    monkeypatch.setattr(_execution.HostExecution, "run", run)
-    code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n"
+    monkeypatch.setattr(_prepared, "preflight", check)
+    _record_runs(monkeypatch, order, [])
+    code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n" + _LONG
     async with SubprocessRuntime(min_idle=1, max_executions_per_worker=5) as rt:
         for _ in range(3):  # new, seen (compiled off the loop), then a cached frame
             result = await rt.execute(code, _tools([]))
@@ -97,3 +120,151 @@ async def test_the_check_of_a_new_snippet_runs_once_its_frame_is_out(
             assert result.stdout == "{'city': 'x'}\n"
     assert order[:4] == ["run", "check", "run", "check"]
     assert order[4:] in (["check", "run"], ["run", "check"])
+
+
+@pytest.mark.parametrize("uses", [1, 50], ids=["fresh", "reuse"])
+async def test_a_short_new_snippet_is_checked_and_compiled_before_a_worker_is_taken(
+    monkeypatch: pytest.MonkeyPatch, uses: int
+) -> None:
+    """Its first run carries the host's code object; a refusal takes no worker at all."""
+    order: list[str] = []
+    frames: list[bytes] = []
+    real_check = _prepared.preflight_parsed
+
+    def check(*args: Any) -> Any:
+        order.append("check")
+        return real_check(*args)
+
+    monkeypatch.setattr(_prepared, "preflight_parsed", check)
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: False)
+    _record_runs(monkeypatch, order, frames)
+    sent: list[str] = []
+    code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n"
+    async with no_leaks(), SubprocessRuntime(min_idle=1, max_executions_per_worker=uses) as rt:
+        result = await rt.execute(code, _tools(sent))
+        assert (result.ok, result.stdout) == (True, "{'city': 'x'}\n"), result.error
+        assert order == ["check", "run"]
+        assert _run_message(frames[0])["compiled"] is not None  # the first sight
+        refused = await rt.execute(_BAD + f"# {time.perf_counter_ns()}\n", _tools(sent))
+        assert refused.error_type == "TypeError" and "town" in (refused.error or "")
+        assert order == ["check", "run", "check"]  # no worker ran it
+        assert sent == [] and refused.tool_calls == () and refused.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = [i * i for i in range(4)]\nprint(f'{x!r:>20}')\nsum(x)\n",
+        "async def f(n):\n    return n * 2\nvalue = await f(3)\nvalue + 1\n",
+        "import json\nrows = tool(limit=3)\njson.dumps({'n': len(rows)})\n",
+        "best = max({'a': 1}, key=lambda k: k)\n@staticmethod\ndef g(*a, **k): ...\nbest\n",
+        "try:\n    1 / 0\nexcept* ZeroDivisionError:\n    pass\n",
+        "match [1, 2]:\n    case [a, *rest] if a:\n        print(a, rest)\n",
+    ],
+)
+def test_the_code_compiled_from_the_checks_tree_is_what_the_worker_compiles(code: str) -> None:
+    """Exactness: the host compiles from the tree the pre-flight check parsed (with its
+    flags), and the worker gets the very code object its own compile would make."""
+
+    def tool(limit: int) -> list[int]:
+        """Rows."""
+        return []
+
+    specs = ToolTable().resolve({"tool": DirectProjection("tool", tool)})
+    for policy in (SandboxPolicy(), SandboxPolicy.trusted()):
+        source = f"{code}# {policy.restricted} {time.perf_counter_ns()}\n"
+        failure, tree = preflight_parsed(source, specs, set())
+        assert failure is None and tree is not None
+        fields = host_compiled(source, policy, block=False, inline=True, tree=tree)
+        shipped = decode_compiled(fields)
+        own = compile_snippet(source, policy, filename="<snippet>", os_enforced_limits=True)
+        assert shipped is not None
+        assert shipped.code == own.code
+        assert (shipped.is_async, shipped.has_value) == (own.is_async, own.has_value)
+
+
+def test_a_refused_or_broken_short_snippet_is_left_to_the_worker() -> None:
+    """The host refuses nothing itself: the worker compiles and reports as always."""
+    policy = SandboxPolicy()
+    for code in ("obj.__globals__\n", "def f(:\n", "x = 1\0\n"):
+        source = f"{code}# {time.perf_counter_ns()}\n"
+        assert host_compiled(source, policy, block=False, inline=True) is None
+    long = "x = 1\n" + _LONG
+    assert host_compiled(long, policy, block=False, inline=True) is None  # first sight
+
+
+async def test_a_short_snippet_gives_the_same_results_on_both_paths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Host-compiled at first sight (short) or compiled by the worker (padded past the
+    inline limit with a trailing comment: the same line numbers)."""
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: False)
+    cases = [
+        "print(get_weather(city='Oslo'))\n",
+        "get_weather(city=1 / 0)\n",
+        "().__class__.__bases__\n",
+        "import os\n",
+        "def f(:\n",
+        "async def f():\n    return await get_weather(city='a')\nawait f()\n",
+        "raise ValueError('no')\n",
+    ]
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as runtime:
+        for case in cases:
+            code = f"{case}# {time.perf_counter_ns()}\n"
+            short = await runtime.execute(code, _tools([]))
+            long = await runtime.execute(code + _LONG, _tools([]))
+            assert (short.ok, short.stdout, short.value, short.error_type) == (
+                long.ok,
+                long.stdout,
+                long.value,
+                long.error_type,
+            ), case
+            assert short.error == long.error, case
+
+
+async def test_with_an_idle_cpu_a_short_new_snippet_overlaps_its_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The source goes out first (the worker compiles it) and the check follows; a
+    refusal still comes before any tool runs, and a session still checks first."""
+    order: list[str] = []
+    frames: list[bytes] = []
+    real_check = _prepared.preflight
+
+    def check(*args: Any) -> Any:
+        order.append("check")
+        return real_check(*args)
+
+    monkeypatch.setattr(_prepared, "preflight", check)
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: True)
+    _record_runs(monkeypatch, order, frames)
+    sent: list[str] = []
+    code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n"
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as rt:
+        result = await rt.execute(code, _tools(sent))
+        assert (result.ok, result.stdout) == (True, "{'city': 'x'}\n"), result.error
+        assert order == ["run", "check"]
+        assert _run_message(frames[0])["compiled"] is None  # the worker compiles it
+        refused = await rt.execute(_BAD + f"# {time.perf_counter_ns()}\n", _tools(sent))
+        assert refused.error_type == "TypeError" and sent == [] and refused.stdout == ""
+        async with rt.session() as session:
+            again = await session.execute(code + "# session\n", _tools(sent))
+        assert again.stdout == "{'city': 'x'}\n"
+        assert _run_message(frames[-1])["compiled"] is not None  # checked, host-compiled
+
+
+@pytest.mark.parametrize(
+    ("loadavg", "free"),
+    [(b"0.50 0.40 0.30 1/120 4242\n", True), (b"3.10 2.00 1.00 64/130 4242\n", False)],
+)
+def test_a_cpu_is_free_reads_the_runnable_count(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, loadavg: bytes, free: bool
+) -> None:
+    path = tmp_path / "loadavg"
+    path.write_bytes(loadavg)
+    monkeypatch.setattr(_prepared, "_LOADAVG_PATH", str(path))
+    assert _prepared.a_cpu_is_free() is free
+    path.write_bytes(b"garbled")
+    assert _prepared.a_cpu_is_free() is False  # unreadable: the serial path
+    monkeypatch.setattr(_prepared, "_LOADAVG_PATH", str(tmp_path / "absent"))
+    assert _prepared.a_cpu_is_free() is False

@@ -180,13 +180,13 @@ async def test_a_repeated_snippet_reuses_its_run_frame_only_with_the_same_tools(
     first_tools = {"tool": DirectProjection("tool", first)}
     async with no_leaks(), SubprocessRuntime(min_idle=0) as runtime:
         results = [await runtime.execute(code, first_tools) for _ in range(2)]
-        for _ in range(3000):  # the second run had the host compile it, in a thread
+        for _ in range(3000):  # compiled by the host: at once (serial) or in a thread
             if (code, True) in _compile._ready:
                 break
             await asyncio.sleep(0.01)
         results.append(await runtime.execute(code, first_tools))
         assert [r.stdout for r in results] == ["first First.\n"] * 3
-        assert len(runtime._frames) == 1  # from the third run on (the host compiled it)
+        assert len(runtime._preparer.frames) == 1  # one frame, kept once host-compiled
         other = await runtime.execute(code, {"tool": DirectProjection("tool", second)})
         assert other.stdout == "second Second.\n"
         extra = await runtime.execute("print(x)\n", first_tools, extra_globals={"x": 5})

@@ -1,24 +1,27 @@
-"""Compile repeated short snippets in the host and ship the code object to the worker.
+"""Compile snippets in the host and ship the code object to the worker.
 
-A worker is a fresh process: it compiles every snippet from scratch, with cold CPU
-caches (the RestrictedPython transform and ``compile`` of ``print(1)`` take 300-420 µs
-there). The host can keep what it compiled. So when a short snippet comes back (a
-retry, an evaluation harness, a benchmark), the host compiles it once, with the same
-transform and policy, keeps it in an LRU cache, and sends the code object
-``marshal``-ed (base64 in the JSON ``run`` message).
+A worker is a fresh process (or, reused, one idle for a while): it compiles a snippet
+from scratch with cold CPU caches (the RestrictedPython transform and ``compile`` of
+``print(1)`` take ~0.2 ms there, of a 13-line snippet with 9 tool calls ~0.7-0.9 ms).
+The host compiles it instead, with the same transform and policy, and sends the code
+object ``marshal``-ed (base64 in the JSON ``run`` message), in two cases:
 
-A snippet's first run is still compiled by the worker: measured at a 20 ms pace, the
-host is as cold as the worker then (no gain), and compiling in the host blocks its
-event loop (a red-team pass found 2 KiB snippets that took 0.7 s to transform before
-the transform was fixed, and ones that constant-fold into a 1 MiB code object). For
-the same reasons the host leaves to the worker snippets over
+* a short new snippet (up to :data:`HOST_INLINE_MAX_CHARS`), compiled on the calling
+  thread (``inline=True``) from the syntax tree the host's pre-flight check has just
+  parsed (see :mod:`ptcbox.runtimes.subprocess._prepared`, which measured why): one
+  parse instead of two, and the worker decodes instead of compiling. The transform is
+  linear in the source: ~0.8 ms per KiB; of 19 shapes of 1 KiB tried (nested lambdas,
+  comparison and attribute chains, nested blocks, ``match`` ...) the slowest took 3.3
+  ms on a loaded machine, so the event loop is held for a few milliseconds at most;
+* a repeated snippet (up to :data:`HOST_COMPILE_MAX_CHARS`): its second sight starts
+  the compile in a background thread (``block=False``) and still leaves that run to
+  the worker; later runs get the code object. A long compile costs the loop no more
+  than the interpreter's switch interval at a time (issue 13, item 3).
+
+Results are kept in an LRU cache. The host leaves to the worker snippets over
 :data:`HOST_COMPILE_MAX_CHARS`, ones it fails to compile (the worker reports the error
-as it always does) and ones whose code is over :data:`HOST_COMPILE_MAX_BYTES`.
-
-The runtime never compiles on its event loop (``block=False``): the second sight of a
-snippet starts the compile in a background thread and still leaves this run to the
-worker; later runs get the code object. A long compile then costs the loop no more
-than the interpreter's switch interval at a time (issue 13, item 3).
+as it always does) and ones whose code is over :data:`HOST_COMPILE_MAX_BYTES`
+(constant folding can make 2 KiB of source into a 1 MiB code object).
 
 Only the host produces this data and only the worker reads it, so nothing the worker
 sends is ever unmarshalled. The worker falls back to compiling the source when the
@@ -27,6 +30,7 @@ bytecode magic number differs (another Python version).
 
 from __future__ import annotations
 
+import ast
 import functools
 import threading
 from collections import OrderedDict, deque
@@ -39,11 +43,15 @@ from ptcbox.sandbox import SandboxPolicy, compile_snippet
 __all__ = [
     "HOST_COMPILE_MAX_BYTES",
     "HOST_COMPILE_MAX_CHARS",
+    "HOST_INLINE_MAX_CHARS",
     "host_compiled",
 ]
 
 HOST_COMPILE_MAX_CHARS = 2048
 """Longest snippet the host compiles (characters)."""
+
+HOST_INLINE_MAX_CHARS = 1024
+"""Longest new snippet the host compiles on the calling thread (characters)."""
 
 HOST_COMPILE_MAX_BYTES = 64 * 1024
 """Largest marshalled code the host keeps and sends (bytes); constant folding can make
@@ -61,26 +69,40 @@ _queue: deque[tuple[str, bool]] = deque()
 _compiling = False
 
 
-def host_compiled(code: str, policy: SandboxPolicy, *, block: bool = True) -> list[Any] | None:
+def host_compiled(
+    code: str,
+    policy: SandboxPolicy,
+    *,
+    block: bool = True,
+    inline: bool = False,
+    tree: ast.Module | None = None,
+) -> list[Any] | None:
     """The encoded ``code`` compiled as a worker would, or ``None``.
 
     The fields are those of
     :func:`~ptcbox.runtimes.subprocess.worker._config.encode_compiled`.
 
     ``None`` (the worker compiles) the first time the host sees ``code`` under this
-    kind of policy, and for snippets it does not compile (see the module docstring).
-    Cached: an LRU of 256 compiled snippets, and of the last 1,024 sources seen.
+    kind of policy unless ``inline``, and for snippets it does not compile (see the
+    module docstring). Cached: an LRU of 256 compiled snippets, and of the last 1,024
+    sources seen.
 
     Args:
         code: The snippet.
         policy: The runtime's policy (only whether it is restricted matters).
         block: ``False`` never compiles in the calling thread: a snippet not compiled
             yet is handed to a background thread and ``None`` returned (the worker
-            compiles it this time).
+            compiles it this time). ``inline`` overrides it for short snippets.
+        inline: Compile a snippet of up to :data:`HOST_INLINE_MAX_CHARS` now, on the
+            calling thread, even the first time (the caller has just checked it).
+        tree: ``code`` parsed (``ast.parse``), which the compile then takes instead of
+            parsing it again; it may be changed. Only with ``inline``.
     """
     if len(code) > HOST_COMPILE_MAX_CHARS:
         return None
     key = (code, policy.restricted)
+    if inline and len(code) <= HOST_INLINE_MAX_CHARS:
+        return _compiled_now(key, tree)
     if key not in _seen:
         _seen[key] = None
         if len(_seen) > _SEEN_SIZE:
@@ -126,12 +148,46 @@ def _compile_queued() -> None:
                     _ready.popitem(last=False)
 
 
+def _compiled_now(key: tuple[str, bool], tree: ast.Module | None) -> list[Any] | None:
+    """Compile ``key``'s snippet on this thread unless it is cached; cache the result."""
+    with _lock:
+        if key in _ready:
+            _ready.move_to_end(key)
+            return _ready[key]
+    fields = _compile_fields(*key, tree)
+    with _lock:
+        _seen[key] = None
+        _seen.move_to_end(key)
+        if len(_seen) > _SEEN_SIZE:
+            _seen.popitem(last=False)
+        _ready[key] = fields
+        if len(_ready) > _CACHE_SIZE:
+            _ready.popitem(last=False)
+    return fields
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _host_compiled(code: str, restricted: bool) -> list[Any] | None:
-    policy = SandboxPolicy() if restricted else SandboxPolicy.trusted()
+    return _compile_fields(code, restricted, None)
+
+
+@functools.cache
+def _policy(restricted: bool) -> SandboxPolicy:
+    """The policy of each kind, made once (its checks cost ~40 µs per construction);
+    nothing in it but ``restricted`` changes the compiled code."""
+    return SandboxPolicy() if restricted else SandboxPolicy.trusted()
+
+
+def _compile_fields(code: str, restricted: bool, tree: ast.Module | None) -> list[Any] | None:
+    policy = _policy(restricted)
     try:
         compiled = compile_snippet(
-            code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True, cache=False
+            code,
+            policy,
+            filename=SNIPPET_FILENAME,
+            os_enforced_limits=True,
+            cache=False,
+            tree=tree,
         )
         fields = encode_compiled(compiled)
     except Exception:  # the worker compiles it again and reports the error

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import os
 import secrets
 import signal
@@ -29,14 +28,14 @@ from ptcbox.errors import RuntimeClosedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._fresh_threads import FreshThreads, ScopedExecutor
-from ptcbox.runtimes._shared._host import ToolSpec, ToolTable, resolve_timeout
-from ptcbox.runtimes._shared._preflight import preflight, refused
+from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
+from ptcbox.runtimes._shared._preflight import refused
 from ptcbox.runtimes._wire import encode_message
 from ptcbox.runtimes.subprocess._execution import HostExecution, Outcome
 from ptcbox.runtimes.subprocess._handle import WorkerHandle, limit_error
 from ptcbox.runtimes.subprocess._options import check_options
 from ptcbox.runtimes.subprocess._pool import WorkerPool
-from ptcbox.runtimes.subprocess._prepared import Prepared, run_frame
+from ptcbox.runtimes.subprocess._prepared import Prepared, Preparer
 from ptcbox.runtimes.subprocess._recycle import RETRY, Recycler
 from ptcbox.runtimes.subprocess._result import build_result, queue_timeout_result
 from ptcbox.runtimes.subprocess._session import SubprocessSession
@@ -52,7 +51,6 @@ DEFAULT_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CO
 """Host environment variables a worker inherits by default (nothing secret)."""
 
 _JOIN_S = 2.0
-_FRAME_CACHE_SIZE = 128
 _CPUS = len(os.sched_getaffinity(0))
 _BASE_ENV: Final = {
     "PATH": "/usr/bin:/bin",
@@ -200,8 +198,7 @@ class SubprocessRuntime:
         self._threads = ChannelThreads("ptcbox-channel")
         self._sessions: set[SubprocessSession] = set()
         self._closed = False
-        # run frames of repeated snippets (only those the host compiled), oldest first
-        self._frames: dict[tuple[Any, ...], tuple[bytes, bool, tuple[ToolSpec, ...]]] = {}
+        self._preparer = Preparer(self.policy)  # run frames (see _prepared)
 
     @property
     def closed(self) -> bool:
@@ -354,44 +351,7 @@ class SubprocessRuntime:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         specs = self._tools.resolve(namespace)
         seconds = resolve_timeout(timeout, self.policy.timeout)
-        started = time.perf_counter()
-        # a session's globals live in its worker: unknown names are left to run time there
-        check = functools.partial(
-            preflight, code, specs, None if session else {*(extra_globals or ())}
-        )
-        key: tuple[Any, ...] | None = None
-        if not extra_globals:  # a repeated snippet with the same tools: the same frame
-            key = (code, session, *specs, *map(id, specs.values()))
-            hit = self._frames.get(key)
-            if hit is not None and all(a is b for a, b in zip(hit[2], specs.values(), strict=True)):
-                failure = check()  # its analysis is cached: cheap
-                if failure is not None:
-                    return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
-                return Prepared(hit[0], specs, seconds, hit[1], session=session)
-        # A new snippet: the check parses it (~0.3-1 ms), as the worker does to compile
-        # it; it runs while the worker compiles (HostExecution.run: before anything the
-        # worker sends is read, so before any tool call). Not in a session, whose
-        # worker a refusal would kill (a fresh or reused worker is just retired).
-        if session:
-            failure = check()
-            if failure is not None:  # a call that cannot work: fail before any tool runs
-                return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
-        try:
-            frame, compiled = run_frame(code, specs, self.policy, extra_globals, session)
-        except (TypeError, ValueError) as exc:
-            failure = None if session else check()
-            if failure is not None:
-                return Prepared(b"", specs, seconds, False, refusal=refused(failure, started))
-            raise TypeError(f"code or tool docs cannot be sent to the worker: {exc}") from None
-        # a hint only (see HostExecution.run): a sync tool called under another name is
-        # served all the same
-        names_sync_tool = any(name in code for name, spec in specs.items() if not spec.is_async)
-        if key is not None and compiled:
-            if len(self._frames) >= _FRAME_CACHE_SIZE:
-                del self._frames[next(iter(self._frames))]
-            self._frames[key] = (frame, names_sync_tool, tuple(specs.values()))
-        deferred = None if session else check
-        return Prepared(frame, specs, seconds, names_sync_tool, session=session, check=deferred)
+        return self._preparer.prepare(code, specs, seconds, extra_globals, session)
 
     async def _run(
         self,

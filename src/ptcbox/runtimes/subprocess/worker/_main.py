@@ -299,7 +299,11 @@ def _serve(
         if single:  # the reset and the next run's globals, while the host reads the result
             if reuse is not None and not reuse.reset():
                 return EXIT_RESET_FAILED  # before reading a run sent meanwhile: see _reuse
+            if timing.ON:
+                timing.mark("reset")
             state.prebuilt = _build(policy, channel)
+            if timing.ON:
+                timing.mark("globals")
 
 
 def _build(policy: SandboxPolicy, channel: WorkerChannel) -> dict[str, Any]:
@@ -363,6 +367,8 @@ def _run(
             namespace.update(fresh)
             namespace.pop(VALUE_NAME, None)
             state.injected = fresh
+        if timing.ON:
+            timing.mark("globals_ready")
         compiled = decode_compiled_cached(message.get("compiled")) or compile_snippet(
             code, policy, filename=SNIPPET_FILENAME, os_enforced_limits=True
         )

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ptcbox.errors import LimitExceeded, PolicyViolation
+from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.sandbox._datastate import PandasOptions, fresh_numpy_random
 from ptcbox.sandbox._modules import REFUSED_IMPORTS
 
@@ -167,6 +168,8 @@ class Reuse:
         state.globals = None
         state.injected = {}
         endless_garbage = _collect()
+        if timing.ON:
+            timing.mark("collected")
         clean = (
             self.left > 0
             and not endless_garbage
