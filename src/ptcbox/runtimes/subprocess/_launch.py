@@ -19,9 +19,12 @@ from typing import IO
 __all__ = ["launch_template", "start_errors"]
 
 _BOOTSTRAP = (
-    "import sys; sys.path[:0] = [sys.argv[1]]; "
-    "from ptcbox.runtimes.subprocess.worker._template import main; main(sys.argv[2:])"
+    "import os, sys; fork_hooks = []; os.register_at_fork = lambda **h: fork_hooks.append(h); "
+    "sys.path[:0] = [sys.argv[1]]; "
+    "from ptcbox.runtimes.subprocess.worker._template import main; main(sys.argv[2:], fork_hooks)"
 )
+"""Runs the template; ``os.register_at_fork`` calls are recorded for it, not made: it
+runs the hooks itself (see :mod:`~ptcbox.runtimes.subprocess.worker._forkhooks`)."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 

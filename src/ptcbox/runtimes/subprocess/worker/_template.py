@@ -48,6 +48,7 @@ from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
+from ptcbox.runtimes.subprocess.worker._forkhooks import ForkHooks
 from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
 from ptcbox.runtimes.subprocess.worker._setup import prepare_walls
@@ -66,9 +67,10 @@ _CONTROL_BYTES = 1 << 16
 
 
 class _Template:
-    def __init__(self, ctl: socket.socket, config: WorkerConfig) -> None:
+    def __init__(self, ctl: socket.socket, config: WorkerConfig, hooks: ForkHooks) -> None:
         self.ctl = ctl
         self.config = config
+        self.hooks = hooks
         self.base = make_base()
         self.lock_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
         fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until it exits
@@ -113,7 +115,7 @@ class _Template:
         if timing.ON:
             timing.mark("fork")
         try:
-            pid = os.fork()
+            pid = self.hooks.fork()
         except OSError as exc:
             host_end.close()
             worker_end.close()
@@ -297,14 +299,19 @@ def _probe_network_namespace() -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
-def main(argv: list[str]) -> None:
-    """Run the template; ``argv`` is ``[CTL_FD, CONFIG_JSON]``."""
+def main(argv: list[str], fork_hooks: list[dict[str, Any]] | None = None) -> None:
+    """Run the template; ``argv`` is ``[CTL_FD, CONFIG_JSON]``.
+
+    ``fork_hooks``: the ``os.register_at_fork`` calls the bootstrap recorded instead of
+    making them (see :mod:`~ptcbox.runtimes.subprocess.worker._forkhooks`); ``None``:
+    they were made, ``os.fork()`` runs them all.
+    """
     ctl = socket.socket(fileno=int(argv[0]))
     ctl.setblocking(True)
     config = WorkerConfig.from_json(argv[1])
     load_libc()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    template = _Template(ctl, config)
+    template = _Template(ctl, config, ForkHooks(fork_hooks))
     try:
         _warm_up(policy_from_wire(config.policy) if config.policy else SandboxPolicy())
         prepare_walls()
