@@ -50,8 +50,9 @@ from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._forkhooks import ForkHooks
 from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
+from ptcbox.runtimes.subprocess.worker._privileges import drop_bounding_set
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.runtimes.subprocess.worker._setup import prepare_walls
+from ptcbox.runtimes.subprocess.worker._setup import code_dirs, prepare_walls, prepare_worker
 from ptcbox.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     SandboxPolicy,
@@ -315,6 +316,8 @@ def main(argv: list[str], fork_hooks: list[dict[str, Any]] | None = None) -> Non
     try:
         _warm_up(policy_from_wire(config.policy) if config.policy else SandboxPolicy())
         prepare_walls()
+        prepare_worker(config)
+        drop_bounding_set(code_dirs())
         netns = not config.network and _probe_network_namespace()
         gc.collect()
         gc.freeze()
