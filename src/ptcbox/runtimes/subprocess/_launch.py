@@ -5,6 +5,16 @@ isolated interpreter (``python -I``), in its own session, with ``/`` as its work
 directory, the environment it is given and nothing inherited but one end of a
 ``SOCK_SEQPACKET`` control socket. Its stderr goes to a file, so the host can show why a
 template failed to start.
+
+The template is kept small (:data:`TEMPLATE_PRELUDE`): every page of it is copied into
+each worker's page tables at the fork and torn down at its exit, and every page a
+worker writes is a copy-on-write fault. ``import ptcbox.runtimes.subprocess.worker``
+would first run ``ptcbox/__init__.py``, which imports the whole public API (agents,
+providers, pydantic, the ThreadRuntime: 470 modules, 28 MB of heap); the template puts
+plain package objects for ``ptcbox``, ``ptcbox.runtimes`` and
+``ptcbox.runtimes.subprocess`` in ``sys.modules`` first (those ``__init__`` files only
+re-export names), so it loads only what the worker and the sandbox import (300 modules,
+18 MB).
 """
 
 from __future__ import annotations
@@ -16,15 +26,30 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
-__all__ = ["launch_template", "start_errors"]
+__all__ = ["TEMPLATE_PRELUDE", "launch_template", "start_errors"]
 
+TEMPLATE_PRELUDE = """\
+import os, sys, types
+fork_hooks = []
+os.register_at_fork = lambda **hooks: fork_hooks.append(hooks)
+root = sys.argv[1]
+sys.path[:0] = [root]
+for name in ("ptcbox", "ptcbox.runtimes", "ptcbox.runtimes.subprocess"):
+    package = types.ModuleType(name)
+    package.__path__ = [os.path.join(root, *name.split("."))]
+    sys.modules[name] = package
+"""
+"""How the template's interpreter begins (``sys.argv[1]``: the directory that holds
+ptcbox): ``os.register_at_fork`` calls are recorded in ``fork_hooks``, not made (the
+template runs them itself, see :mod:`~ptcbox.runtimes.subprocess.worker._forkhooks`),
+and the packages whose ``__init__`` would import ptcbox's public API are plain
+package objects (see the module's notes). ``benchmarks/throughput.py``'s fork
+reference begins the same way."""
 _BOOTSTRAP = (
-    "import os, sys; fork_hooks = []; os.register_at_fork = lambda **h: fork_hooks.append(h); "
-    "sys.path[:0] = [sys.argv[1]]; "
-    "from ptcbox.runtimes.subprocess.worker._template import main; main(sys.argv[2:], fork_hooks)"
+    TEMPLATE_PRELUDE
+    + "from ptcbox.runtimes.subprocess.worker._template import main\n"
+    + "main(sys.argv[2:], fork_hooks)\n"
 )
-"""Runs the template; ``os.register_at_fork`` calls are recorded for it, not made: it
-runs the hooks itself (see :mod:`~ptcbox.runtimes.subprocess.worker._forkhooks`)."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 

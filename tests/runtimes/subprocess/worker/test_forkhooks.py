@@ -114,15 +114,13 @@ def test_workers_draw_their_own_random_numbers() -> None:
 
 def test_the_template_runs_only_randoms_hook_of_its_modules() -> None:
     """What the template skips is only what THREAD_STATE_ONLY names (control: without
-    the skip, threading's and logging's hooks would run)."""
+    the skip, threading's and logging's hooks would run). Begun as the template is."""
     import subprocess
     import sys
 
-    from ptcbox.runtimes.subprocess._launch import _PACKAGE_ROOT
+    from ptcbox.runtimes.subprocess._launch import _PACKAGE_ROOT, TEMPLATE_PRELUDE
 
-    code = (
-        "import os, sys; fork_hooks = []; os.register_at_fork = lambda **h: fork_hooks.append(h)\n"
-        f"sys.path[:0] = [{_PACKAGE_ROOT!r}]\n"
+    code = TEMPLATE_PRELUDE + (
         "from ptcbox.runtimes.subprocess.worker import _template\n"
         "from ptcbox.runtimes.subprocess.worker._forkhooks import ForkHooks, _name\n"
         "from ptcbox.sandbox import SandboxPolicy\n"
@@ -132,8 +130,9 @@ def test_the_template_runs_only_randoms_hook_of_its_modules() -> None:
         "print(sorted(_name(h['after_in_child']) for h in fork_hooks if 'after_in_child' in h))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+        [sys.executable, "-I", "-c", code, _PACKAGE_ROOT],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
     assert out[0] == "[('random', 'Random.seed')]"
     registered = eval(out[1])  # a list of (module, name) tuples printed above
     assert ("threading", "_after_fork") in registered
