@@ -62,6 +62,8 @@ def worker_main(
     config: WorkerConfig,
     template_pid: int,
     close_inherited: Callable[[], None],
+    *,
+    rehearse_first: bool = True,
 ) -> NoReturn:
     """Set the process up as a worker and serve ``run`` messages; never returns.
 
@@ -71,13 +73,15 @@ def worker_main(
         config: The runtime's worker settings.
         template_pid: The parent's pid (the worker exits if it is already gone).
         close_inherited: Closes the template's own descriptors in this process.
+        rehearse_first: ``False``: no rehearsal (the host asks so under sustained demand,
+            see :mod:`~ptcbox.runtimes.subprocess._demand`).
     """
     status = EXIT_SETUP_FAILED
     try:
         channel, gate, policy, rehearsal = setup_worker(
             sock, workdir, config, template_pid, close_inherited
         )
-        if select.select([sock], [], [], 0)[0]:  # a run waits: the rehearsal would delay it
+        if not rehearse_first or select.select([sock], [], [], 0)[0]:  # or a run waits
             for end in rehearsal:
                 end.close()
         else:
