@@ -19,14 +19,17 @@ re-export names), so it loads only what the worker and the sandbox import (300 m
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-__all__ = ["TEMPLATE_PRELUDE", "launch_template", "start_errors"]
+from ptcbox.runtimes.subprocess.worker._basedir import BASE_PREFIX, parent_dir, sweep_dead_bases
+
+__all__ = ["TEMPLATE_PRELUDE", "adopt_base", "launch_template", "start_errors"]
 
 TEMPLATE_PRELUDE = """\
 import os, sys, types
@@ -102,3 +105,15 @@ def start_errors(errors: IO[bytes]) -> str:
     """The last 4,000 bytes the template wrote to stderr, as text."""
     errors.seek(0)
     return errors.read()[-4000:].decode("utf-8", "replace")
+
+
+def adopt_base(ready: dict[str, Any]) -> str | None:
+    """The base directory a template reported in ``ready`` (``None``: not one of ptcbox's);
+    the ones dead templates of the same user left beside it are swept."""
+    base = ready.get("base")
+    if not isinstance(base, str) or not os.path.basename(base).startswith(BASE_PREFIX):
+        return None
+    root = os.path.dirname(os.path.dirname(base))
+    if os.path.dirname(base) == parent_dir(root):  # else never swept
+        sweep_dead_bases(root)
+    return base

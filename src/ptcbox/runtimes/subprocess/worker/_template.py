@@ -6,7 +6,8 @@ the compiler once, freezes the heap (``gc.freeze``, so forked workers share it
 copy-on-write), and then serves the host over a ``SOCK_SEQPACKET`` control socket,
 single-threaded:
 
-- host ``{"t": "spawn", "n": k}``: fork ``k`` workers; for each, send
+- host ``{"t": "spawn", "n": k, "rehearse": bool}``: fork ``k`` workers (rehearsing,
+  unless the host says not to: see :mod:`~ptcbox.runtimes.subprocess._demand`); for each, send
   ``{"t": "worker", "pid": ...}`` with the host's end of the worker's socket and a pidfd
   of the worker attached (``SCM_RIGHTS``; opened by its parent before it can be reaped,
   so it names that process even if its pid is reused later);
@@ -108,7 +109,7 @@ class _Template:
                 continue
             return path
 
-    def spawn(self) -> None:
+    def spawn(self, rehearse: bool = True) -> None:
         if timing.ON:
             timing.mark("spawn")
         workdir = self.make_workdir()
@@ -129,7 +130,14 @@ class _Template:
                     timing.take()
                     timing.mark("child")
                 host_end.close()
-                worker_main(worker_end, workdir, self.config, self.pid, self.close_inherited)
+                worker_main(
+                    worker_end,
+                    workdir,
+                    self.config,
+                    self.pid,
+                    self.close_inherited,
+                    rehearse_first=rehearse,
+                )
             finally:
                 os._exit(70)
         if timing.ON:
@@ -204,8 +212,9 @@ class _Template:
                 if message.get("t") == "quit":
                     return
                 if message.get("t") == "spawn":
+                    rehearse = message.get("rehearse") is not False
                     for _ in range(max(0, min(int(message.get("n", 1)), 64))):
-                        self.spawn()
+                        self.spawn(rehearse)
 
     def shutdown(self) -> None:
         for pid in list(self.children):
