@@ -102,7 +102,7 @@ class _Template:
         """A new private (0700) directory with an unguessable name in the base directory
         (as ``tempfile.mkdtemp`` makes one, without its name generator's cost)."""
         while True:
-            path = os.path.join(self.base, "w-" + os.urandom(8).hex())
+            path = self.base + "/w-" + os.urandom(8).hex()
             try:
                 os.mkdir(path, 0o700)
             except FileExistsError:  # pragma: no cover - 64 random bits
@@ -237,11 +237,16 @@ def _remove(workdir: str) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+_vmstat_fd = -1  # /proc/vmstat, opened once: read at each fork and SIGKILL-ed exit
+
+
 def _oom_kills() -> int:
     """The kernel's count of out-of-memory kills so far (-1 when unknown)."""
+    global _vmstat_fd
     try:
-        with open("/proc/vmstat", "rb") as vmstat:
-            data = b"\n" + vmstat.read()
+        if _vmstat_fd < 0:
+            _vmstat_fd = os.open("/proc/vmstat", os.O_RDONLY | os.O_CLOEXEC)
+        data = b"\n" + os.pread(_vmstat_fd, 1 << 16, 0)
         start = data.index(b"\noom_kill ") + 10
         return int(data[start : data.index(b"\n", start)])
     except (OSError, ValueError):
