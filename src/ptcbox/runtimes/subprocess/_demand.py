@@ -12,7 +12,8 @@ workers skip their rehearsal (see ``worker/_main.py``): it faults in the pages o
 execution's path before a worker's first run, ~1.5-2 ms of CPU that makes an idle
 worker's first run faster, but under sustained demand is CPU the executions need
 (a worker is handed out before it is ready anyway, and its run faults in only the
-pages it uses).
+pages it uses). Such a worker still rehearses if no run comes within 50 ms (the demand
+has passed: it would otherwise serve an agent's next call unrehearsed).
 """
 
 from __future__ import annotations
