@@ -4,9 +4,12 @@ Turns on the opt-in timestamps of :mod:`ptcbox.runtimes.subprocess.worker._timin
 (``PTCBOX_TIMING=1``, set here before ptcbox is imported; off, the mark sites record
 nothing), runs ``print(1)`` in the default fresh-process mode (one new forked worker per
 execution) sustained with 1 execution in flight, and prints the median of every step in
-microseconds, from the template's fork to the host's exit report, plus the CPU time each
-process spends per execution (host, template, worker), which bounds sustained
-throughput on a machine of N cores at about ``N / total CPU``.
+microseconds, from the template's fork to the host's exit report, with the step's own
+CPU time and minor page faults where one process marked both ends (a worker's faults
+are mostly copy-on-write copies of pages it shares with the template, ~3 us each in a
+VM), plus the CPU time each process spends per execution (host, template and its
+rotations, worker), which bounds sustained throughput on a machine of N cores at about
+``N / total CPU``.
 
 Run::
 
