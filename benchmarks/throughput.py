@@ -331,12 +331,12 @@ async def _latency(engine: Engine, case: Case, s: Settings, first: int) -> list[
 
 
 _FORK_PROBE = """
-import gc, os, sys, time
+import gc, time
 from ptcbox.runtimes.subprocess.worker import _template
 from ptcbox.sandbox import SandboxPolicy
 _template._warm_up(SandboxPolicy())  # the template of the default policy
 gc.collect(); gc.freeze()
-seconds = float(sys.argv[1]); count = 0
+seconds = float(sys.argv[2]); count = 0
 started = time.perf_counter()
 while time.perf_counter() - started < seconds:
     pid = os.fork()
@@ -349,11 +349,14 @@ print(count / (time.perf_counter() - started))
 
 
 def fork_rate(seconds: float) -> float:
-    """``fork`` + ``_exit`` + reap per second, serially, of a template-sized process."""
+    """``fork`` + ``_exit`` + reap per second, serially, of a template-sized process (begun
+    as the template begins: its modules only, at-fork hooks recorded, not run)."""
+    from ptcbox.runtimes.subprocess._launch import TEMPLATE_PRELUDE
+
     src = str(Path(__import__("ptcbox").__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": src}
     out = subprocess.run(
-        [sys.executable, "-c", _FORK_PROBE, str(seconds)],
+        [sys.executable, "-c", TEMPLATE_PRELUDE + _FORK_PROBE, src, str(seconds)],
         capture_output=True, text=True, check=False, env=env, timeout=120,
     )  # fmt: skip
     if out.returncode != 0:

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import ptcbox
+from ptcbox.runtimes import SubprocessRuntime
 from ptcbox.runtimes.subprocess import _launch
 from ptcbox.runtimes.subprocess._slots import ExecutionSlots
 
@@ -14,6 +15,32 @@ def test_package_root_is_the_directory_that_holds_ptcbox() -> None:
     # The template runs under ``python -I``: this path is how it finds ptcbox.
     root = Path(_launch._PACKAGE_ROOT)
     assert (root / "ptcbox").resolve() == Path(ptcbox.__file__).resolve().parent
+
+
+def test_the_template_loads_the_worker_not_ptcbox_public_api() -> None:
+    """The template begins with plain package objects (TEMPLATE_PRELUDE): no agents,
+    providers or pydantic in it, so less to copy at each fork. Control: this process
+    imported ptcbox and has pydantic_core's library mapped."""
+
+    def mapped(pid: int | str) -> str:
+        with open(f"/proc/{pid}/maps") as maps:
+            return maps.read()
+
+    import pydantic_core  # noqa: F401 - the control's library
+
+    assert "pydantic_core" in mapped("self")
+
+    async def main() -> tuple[str, str]:
+        async with SubprocessRuntime() as runtime:
+            result = await runtime.execute("import json\nprint(json.dumps([1]))", {})
+            template = runtime._pool._proc
+            assert template is not None
+            return result.stdout, mapped(template.pid)
+
+    stdout, template_maps = asyncio.run(main())
+    assert stdout == "[1]\n"
+    assert "pydantic_core" not in template_maps
+    assert "_orjson" in template_maps or "orjson" in template_maps  # what it does use
 
 
 def test_slots_serve_waiters_in_arrival_order() -> None:

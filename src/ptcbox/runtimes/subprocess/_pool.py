@@ -1,12 +1,12 @@
 """Host side of the SubprocessRuntime worker pool: the template process and its workers.
 
 :class:`WorkerPool` starts the template (:mod:`~ptcbox.runtimes.subprocess.worker._template`,
-launched by :mod:`~ptcbox.runtimes.subprocess._launch`), keeps ``min_idle`` forked workers
-waiting, hands one out per execution (checked alive and not stopped; else forked on demand,
-the template restarted if it died), bounds executions with ``max_workers`` (``_slots``) and
-learns every worker's exit status from the template. All is killed by :meth:`aclose`, an
-``atexit`` handler, the template when the host dies (its control socket closes) and the
-kernel (``PR_SET_PDEATHSIG`` of the workers).
+launched by :mod:`~ptcbox.runtimes.subprocess._launch`), keeps ``min_idle`` workers (more
+when busy: ``_demand``) forked and waiting, hands one out per execution (checked alive
+and not stopped; else forked on demand, the template restarted if it died), bounds
+executions with ``max_workers`` (``_slots``) and learns every worker's exit status from
+the template. All is killed by :meth:`aclose`, an ``atexit`` handler, the template when
+the host dies (its control socket closes) and the kernel (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from typing import Any
 import orjson
 
 from ptcbox.errors import RuntimeClosedError
+from ptcbox.runtimes.subprocess._demand import Demand
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
-from ptcbox.runtimes.subprocess._launch import launch_template, start_errors
+from ptcbox.runtimes.subprocess._launch import adopt_base, launch_template, start_errors
 from ptcbox.runtimes.subprocess._rotation import TemplateRotation, note_exit
 from ptcbox.runtimes.subprocess._slots import ExecutionSlots
 from ptcbox.runtimes.subprocess.worker import _timing as timing
-from ptcbox.runtimes.subprocess.worker._basedir import BASE_PREFIX, parent_dir, sweep_dead_bases
 
 __all__ = ["WorkerPool", "WorkerStartError"]
 
@@ -83,6 +83,7 @@ class WorkerPool:
         self._workers: dict[int, WorkerHandle] = {}
         self._releasing: set[WorkerHandle] = set()  # released, awaiting the next iteration
         self._slots = ExecutionSlots(max_workers)
+        self._demand = Demand(min_idle)  # workers forked ahead: min_idle or recent demand
         self._rotation = TemplateRotation(self, rotate_after)
         self.closed = False
         _LIVE_POOLS.add(self)
@@ -156,12 +157,7 @@ class WorkerPool:
                 ) from exc
             raise
         errors.close()
-        base = ready.get("base")
-        if isinstance(base, str) and os.path.basename(base).startswith(BASE_PREFIX):
-            self._base = base
-            root = os.path.dirname(os.path.dirname(base))
-            if os.path.dirname(base) == parent_dir(root):  # else never swept
-                sweep_dead_bases(root)
+        self._base = adopt_base(ready)
         if self._need_netns and not ready.get("netns"):
             self._stop_template_now()
             raise WorkerStartError(
@@ -270,10 +266,11 @@ class WorkerPool:
         (self._idle.append if requested else self._idle.appendleft)(worker)
 
     def _refill(self) -> None:
-        want = self.min_idle + len(self._waiters) - len(self._idle) - self._requested
+        want = self._demand.ahead() + len(self._waiters) - len(self._idle) - self._requested
         if want > 0 and self._ctl is not None and not self.closed:
             try:
-                self._ctl.send(orjson.dumps({"t": "spawn", "n": want}))
+                message = {"t": "spawn", "n": want, "rehearse": self._demand.rehearse()}
+                self._ctl.send(orjson.dumps(message))
             except OSError:
                 return
             self._requested += want
@@ -288,10 +285,11 @@ class WorkerPool:
         error = WorkerStartError("no worker could be started")
         for _ in range(3):
             await self.start()
+            self._demand.taken()
             while self._idle:
                 worker = self._idle.popleft()
                 if worker.runnable():
-                    if not self._idle:
+                    if not self._idle or self._demand.deeper():  # else at the release
                         self._refill()
                     return worker
                 worker.kill()  # dead or stopped (SIGSTOP): never hand it out
@@ -329,7 +327,8 @@ class WorkerPool:
         while self._idle:
             worker = self._idle.popleft()
             if worker.runnable():
-                if not self._idle:
+                self._demand.taken()
+                if not self._idle or self._demand.deeper():  # else at the release
                     self._refill()
                 self._slots.take()
                 return worker
@@ -368,6 +367,7 @@ class WorkerPool:
         """Hand a worker that may serve again out next (reuse mode); ``False``: gone."""
         if self.closed or self._ctl is None or worker.exited or worker.pid not in self._workers:
             return False
+        self._demand.returned()
         self._on_worker(worker, requested=False)
         return True
 

@@ -107,3 +107,24 @@ def test_the_kept_capabilities_are_those_of_the_code_directories() -> None:
     needed = code_dirs()
     expected = 0 if all(map(readable_by_others, needed)) else 1 << 2
     assert kept_capabilities(needed) == expected
+
+
+def _bounding_set(status: str) -> int:
+    return int(status.split("CapBnd:", 1)[1].split(maxsplit=1)[0], 16)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the host runs as root in this check")
+async def test_a_root_templates_workers_have_an_empty_bounding_set() -> None:
+    """The template (as root) empties its bounding set once, before forking; every
+    worker has it so (at most CAP_DAC_READ_SEARCH, 0x4). Control: the host's is full."""
+    with open("/proc/self/status") as status:
+        assert _bounding_set(status.read()) & ~0x4  # the control
+    code = "_bnd = open('/proc/self/status').read().split('CapBnd:')[1].split()[0]\nint(_bnd, 16)"
+    async with SubprocessRuntime(SandboxPolicy.trusted()) as runtime:
+        results = [await runtime.execute(code, {}) for _ in range(3)]
+        template = runtime._pool._proc
+        assert template is not None
+        with open(f"/proc/{template.pid}/status") as status:
+            assert _bounding_set(status.read()) & ~0x4 == 0
+    assert all(result.ok for result in results), results
+    assert [result.value & ~0x4 for result in results] == [0, 0, 0]

@@ -27,7 +27,11 @@ def test_marks_from_another_process_are_checked_before_use() -> None:
     assert _timing.clean(good, "w.") == [
         ("w.fork", 10), ("w.fork#cpu", 3), ("w.child", 20), ("w.child#cpu", 4)
     ]  # fmt: skip
+    assert _timing.clean([["fork", 10, 3, 7]], "t.") == [
+        ("t.fork", 10), ("t.fork#cpu", 3), ("t.fork#flt", 7)
+    ]  # fmt: skip
     bad = [["x", 1], ["y", "2", 3], [3, 1, 1], ["z" * 41, 1, 1], ["b", True, 1], "s", None]
+    bad += [["f", 1, 1, 1.5], ["g", 1, 1, 1, 1]]
     assert _timing.clean(bad, "w.") == []
     assert _timing.clean({"not": "a list"}, "w.") == []
     assert len(_timing.clean([["s", 1, 1]] * 10_000, "w.")) == 2 * 64  # bounded

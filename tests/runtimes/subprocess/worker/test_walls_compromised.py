@@ -169,6 +169,8 @@ def test_dropping_root_alone(tmp_path: Path) -> None:
         print("gid", "ALLOWED" if os.getresgid() == (65534,) * 3 else "refused")
         check("write_root_file_after", append)
         print("capabilities_after", caps())
+        bounding = int(open("/proc/self/status").read().split("CapBnd:")[1].split()[0], 16)
+        print("bounding_after", "ALLOWED" if bounding & ~0x4 else "none")  # dropped here
         check("chown", lambda: os.chown("x", 0, 0) if open("x", "w") else None)
         check("workdir", lambda: open(os.path.join({str(work)!r}, "y"), "w").close())
         import decimal, json, zoneinfo  # code still loads
@@ -183,6 +185,7 @@ def test_dropping_root_alone(tmp_path: Path) -> None:
         "gid": "ALLOWED",
         "write_root_file_after": "EACCES",  # the file's mode, now that root is gone
         "capabilities_after": "none",
+        "bounding_after": "none",
         "chown": "EPERM",
         "workdir": "ALLOWED",
         "imports": "ALLOWED",

@@ -55,9 +55,7 @@ _READ_FILES = (
 
 
 def _syscall(*args: object) -> int:
-    libc = load_libc()
-    libc.syscall.restype = ctypes.c_long
-    result = int(libc.syscall(*args))
+    result = int(load_libc().syscall(*args))  # restype c_long: set by load_libc
     if result < 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"landlock: {os.strerror(errno)}")

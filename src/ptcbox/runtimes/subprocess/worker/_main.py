@@ -54,6 +54,9 @@ from ptcbox.sandbox._globals import add_globals
 __all__ = ["EXIT_SETUP_FAILED", "warm_up", "worker_main"]
 
 _EXIT_PROTOCOL = 72
+_LATE_REHEARSAL_S = 0.05
+"""How long a worker forked under sustained demand (no rehearsal first) waits for its
+run before it rehearses all the same (the demand has passed: it is idle)."""
 
 
 def worker_main(
@@ -62,6 +65,8 @@ def worker_main(
     config: WorkerConfig,
     template_pid: int,
     close_inherited: Callable[[], None],
+    *,
+    rehearse_first: bool = True,
 ) -> NoReturn:
     """Set the process up as a worker and serve ``run`` messages; never returns.
 
@@ -71,13 +76,17 @@ def worker_main(
         config: The runtime's worker settings.
         template_pid: The parent's pid (the worker exits if it is already gone).
         close_inherited: Closes the template's own descriptors in this process.
+        rehearse_first: ``False``: no rehearsal at once (the host asks so under sustained
+            demand, see :mod:`~ptcbox.runtimes.subprocess._demand`); the worker still
+            rehearses if no run has come within 50 ms (the demand has passed).
     """
     status = EXIT_SETUP_FAILED
     try:
         channel, gate, policy, rehearsal = setup_worker(
             sock, workdir, config, template_pid, close_inherited
         )
-        if select.select([sock], [], [], 0)[0]:  # a run waits: the rehearsal would delay it
+        idle_first = 0.0 if rehearse_first else _LATE_REHEARSAL_S
+        if select.select([sock], [], [], idle_first)[0]:  # a run waits, or came meanwhile
             for end in rehearsal:
                 end.close()
         else:

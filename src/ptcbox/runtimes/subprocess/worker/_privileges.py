@@ -11,6 +11,11 @@ done as a non-root user (the worker is as unprivileged as its user) or inside a 
 namespace made by the worker itself.
 
 ``setuid`` clears the parent-death signal; it is set again here.
+
+The bounding set is inherited through ``fork``: a template running as root empties it
+once (:func:`drop_bounding_set`, all but what workers keep), and its workers then skip
+those ~40 ``prctl`` calls. The template never runs ``execve``, the only thing the
+bounding set limits besides ``capset``'s inheritable set, so it loses nothing it uses.
 """
 
 from __future__ import annotations
@@ -27,7 +32,13 @@ from ptcbox.runtimes.subprocess.worker._rlimits import (
     set_parent_death_signal,
 )
 
-__all__ = ["UNPRIVILEGED_ID", "drop_root", "kept_capabilities", "readable_by_others"]
+__all__ = [
+    "UNPRIVILEGED_ID",
+    "drop_bounding_set",
+    "drop_root",
+    "kept_capabilities",
+    "readable_by_others",
+]
 
 UNPRIVILEGED_ID = 65534
 """The user and group id a worker started as root runs as (``nobody``/``nogroup``)."""
@@ -87,6 +98,43 @@ def _last_capability() -> int:
         return 40
 
 
+_bounding_kept: int | None = None
+"""The capabilities this process's bounding set was reduced to by :func:`drop_bounding_set`."""
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0 and os.getuid() == 0
+
+
+def _drop_bounding(keep: int) -> None:
+    libc = load_libc()
+    for cap in range(_last_capability() + 1):
+        if not keep >> cap & 1:
+            check_call(libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "PR_CAPBSET_DROP")
+
+
+def drop_bounding_set(needed: tuple[str, ...]) -> bool:
+    """In the template, as root: reduce the bounding set to what workers keep, once.
+
+    Args:
+        needed: As for :func:`drop_root`.
+
+    Returns:
+        ``True`` when done (its workers then skip that step); ``False`` when not root
+        or the kernel refused (its workers drop the capabilities themselves).
+    """
+    global _bounding_kept
+    if not _is_root():
+        return False
+    keep = kept_capabilities(needed)
+    try:
+        _drop_bounding(keep)
+    except OSError:
+        return False
+    _bounding_kept = keep
+    return True
+
+
 def drop_root(workdir: str, needed: tuple[str, ...]) -> bool:
     """Give up root (see the module docstring); nothing when not root.
 
@@ -101,15 +149,14 @@ def drop_root(workdir: str, needed: tuple[str, ...]) -> bool:
     Raises:
         OSError: If a step fails (the worker must not run then).
     """
-    if os.geteuid() != 0 or os.getuid() != 0:
+    if not _is_root():
         return False
     libc = load_libc()
     keep = kept_capabilities(needed)
     os.chown(workdir, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
     check_call(libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "ambient")
-    for cap in range(_last_capability() + 1):
-        if not keep >> cap & 1:
-            check_call(libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "PR_CAPBSET_DROP")
+    if _bounding_kept != keep:  # not done by the template before the fork
+        _drop_bounding(keep)
     check_call(libc.prctl(_PR_SET_KEEPCAPS, 1 if keep else 0, 0, 0, 0), "PR_SET_KEEPCAPS")
     os.setgroups([])
     os.setresgid(UNPRIVILEGED_ID, UNPRIVILEGED_ID, UNPRIVILEGED_ID)

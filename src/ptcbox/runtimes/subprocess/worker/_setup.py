@@ -19,12 +19,14 @@ from __future__ import annotations
 import contextlib
 import decimal
 import functools
+import importlib
 import os
 import signal
 import socket
 import sys
 import sysconfig
 from collections.abc import Callable
+from typing import Any
 
 from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook, prepare_denied
@@ -50,11 +52,16 @@ from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._guards import allow_instance_writes
 
-__all__ = ["EXIT_SETUP_FAILED", "code_dirs", "prepare_walls", "setup_worker"]
+__all__ = ["EXIT_SETUP_FAILED", "code_dirs", "prepare_walls", "prepare_worker", "setup_worker"]
 
 EXIT_SETUP_FAILED = 71
 """Exit status of a worker whose set-up failed (reported as a crash)."""
 _walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
+_prepared: tuple[WorkerConfig, SandboxPolicy, bool] | None = None  # see prepare_worker
+_raw_signal: Callable[[int, Any], Any] = importlib.import_module("_signal").signal
+"""``signal.signal`` without its enum conversions: turning the template's ``SIGCHLD``
+handler (a function) into a ``Handlers`` member fails with a ``ValueError`` inside
+``enum``, ~200 us and ~65 copy-on-write faults in a fresh worker."""
 
 
 @functools.cache
@@ -87,6 +94,18 @@ def prepare_walls() -> tuple[int, tuple[str, ...]]:
     return _walls
 
 
+def prepare_worker(config: WorkerConfig) -> None:
+    """What every worker of ``config`` would compute alike, once (in the template).
+
+    The policy rebuilt from its wire form, and whether the template's environment is
+    already the workers' (it is started with it), so a worker compares no environment.
+    :func:`setup_worker` uses them for this very ``config`` object and computes them
+    itself otherwise.
+    """
+    global _prepared
+    _prepared = (config, policy_from_wire(config.policy), dict(os.environ) == config.env)
+
+
 def setup_worker(
     sock: socket.socket,
     workdir: str,
@@ -94,15 +113,18 @@ def setup_worker(
     template_pid: int,
     close_inherited: Callable[[], None],
 ) -> tuple[WorkerChannel, AuditGate, SandboxPolicy, tuple[socket.socket, socket.socket]]:
-    policy = policy_from_wire(config.policy)
+    if _prepared is not None and _prepared[0] is config:
+        _, policy, env_matches = _prepared
+    else:
+        policy, env_matches = policy_from_wire(config.policy), dict(os.environ) == config.env
     os.setsid()
     set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != template_pid:
         os._exit(EXIT_SETUP_FAILED)
     signal.set_wakeup_fd(-1)
     for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+        _raw_signal(signum, int(signal.SIG_DFL))
+    _raw_signal(signal.SIGINT, signal.default_int_handler)
     if timing.ON:
         timing.mark("signals")
     close_inherited()
@@ -115,7 +137,7 @@ def setup_worker(
     if timing.ON:
         timing.mark("close_fds")
     os.chdir(workdir)
-    if dict(os.environ) != config.env:  # the template already runs with exactly this env
+    if not env_matches:  # the template normally runs with exactly this environment
         os.environ.clear()
         os.environ.update(config.env)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir

@@ -6,7 +6,8 @@ the compiler once, freezes the heap (``gc.freeze``, so forked workers share it
 copy-on-write), and then serves the host over a ``SOCK_SEQPACKET`` control socket,
 single-threaded:
 
-- host ``{"t": "spawn", "n": k}``: fork ``k`` workers; for each, send
+- host ``{"t": "spawn", "n": k, "rehearse": bool}``: fork ``k`` workers (rehearsing,
+  unless the host says not to: see :mod:`~ptcbox.runtimes.subprocess._demand`); for each, send
   ``{"t": "worker", "pid": ...}`` with the host's end of the worker's socket and a pidfd
   of the worker attached (``SCM_RIGHTS``; opened by its parent before it can be reaped,
   so it names that process even if its pid is reused later);
@@ -48,9 +49,11 @@ from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
+from ptcbox.runtimes.subprocess.worker._forkhooks import ForkHooks
 from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
+from ptcbox.runtimes.subprocess.worker._privileges import drop_bounding_set
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.runtimes.subprocess.worker._setup import prepare_walls
+from ptcbox.runtimes.subprocess.worker._setup import code_dirs, prepare_walls, prepare_worker
 from ptcbox.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     SandboxPolicy,
@@ -66,9 +69,10 @@ _CONTROL_BYTES = 1 << 16
 
 
 class _Template:
-    def __init__(self, ctl: socket.socket, config: WorkerConfig) -> None:
+    def __init__(self, ctl: socket.socket, config: WorkerConfig, hooks: ForkHooks) -> None:
         self.ctl = ctl
         self.config = config
+        self.hooks = hooks
         self.base = make_base()
         self.lock_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
         fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until it exits
@@ -98,14 +102,14 @@ class _Template:
         """A new private (0700) directory with an unguessable name in the base directory
         (as ``tempfile.mkdtemp`` makes one, without its name generator's cost)."""
         while True:
-            path = os.path.join(self.base, "w-" + os.urandom(8).hex())
+            path = self.base + "/w-" + os.urandom(8).hex()
             try:
                 os.mkdir(path, 0o700)
             except FileExistsError:  # pragma: no cover - 64 random bits
                 continue
             return path
 
-    def spawn(self) -> None:
+    def spawn(self, rehearse: bool = True) -> None:
         if timing.ON:
             timing.mark("spawn")
         workdir = self.make_workdir()
@@ -113,7 +117,7 @@ class _Template:
         if timing.ON:
             timing.mark("fork")
         try:
-            pid = os.fork()
+            pid = self.hooks.fork()
         except OSError as exc:
             host_end.close()
             worker_end.close()
@@ -126,7 +130,14 @@ class _Template:
                     timing.take()
                     timing.mark("child")
                 host_end.close()
-                worker_main(worker_end, workdir, self.config, self.pid, self.close_inherited)
+                worker_main(
+                    worker_end,
+                    workdir,
+                    self.config,
+                    self.pid,
+                    self.close_inherited,
+                    rehearse_first=rehearse,
+                )
             finally:
                 os._exit(70)
         if timing.ON:
@@ -201,8 +212,9 @@ class _Template:
                 if message.get("t") == "quit":
                     return
                 if message.get("t") == "spawn":
+                    rehearse = message.get("rehearse") is not False
                     for _ in range(max(0, min(int(message.get("n", 1)), 64))):
-                        self.spawn()
+                        self.spawn(rehearse)
 
     def shutdown(self) -> None:
         for pid in list(self.children):
@@ -225,11 +237,16 @@ def _remove(workdir: str) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+_vmstat_fd = -1  # /proc/vmstat, opened once: read at each fork and SIGKILL-ed exit
+
+
 def _oom_kills() -> int:
     """The kernel's count of out-of-memory kills so far (-1 when unknown)."""
+    global _vmstat_fd
     try:
-        with open("/proc/vmstat", "rb") as vmstat:
-            data = b"\n" + vmstat.read()
+        if _vmstat_fd < 0:
+            _vmstat_fd = os.open("/proc/vmstat", os.O_RDONLY | os.O_CLOEXEC)
+        data = b"\n" + os.pread(_vmstat_fd, 1 << 16, 0)
         start = data.index(b"\noom_kill ") + 10
         return int(data[start : data.index(b"\n", start)])
     except (OSError, ValueError):
@@ -297,17 +314,24 @@ def _probe_network_namespace() -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
-def main(argv: list[str]) -> None:
-    """Run the template; ``argv`` is ``[CTL_FD, CONFIG_JSON]``."""
+def main(argv: list[str], fork_hooks: list[dict[str, Any]] | None = None) -> None:
+    """Run the template; ``argv`` is ``[CTL_FD, CONFIG_JSON]``.
+
+    ``fork_hooks``: the ``os.register_at_fork`` calls the bootstrap recorded instead of
+    making them (see :mod:`~ptcbox.runtimes.subprocess.worker._forkhooks`); ``None``:
+    they were made, ``os.fork()`` runs them all.
+    """
     ctl = socket.socket(fileno=int(argv[0]))
     ctl.setblocking(True)
     config = WorkerConfig.from_json(argv[1])
     load_libc()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    template = _Template(ctl, config)
+    template = _Template(ctl, config, ForkHooks(fork_hooks))
     try:
         _warm_up(policy_from_wire(config.policy) if config.policy else SandboxPolicy())
         prepare_walls()
+        prepare_worker(config)
+        drop_bounding_set(code_dirs())
         netns = not config.network and _probe_network_namespace()
         gc.collect()
         gc.freeze()

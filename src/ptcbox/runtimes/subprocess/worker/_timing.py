@@ -7,9 +7,11 @@ so unset it costs one constant test per site and records nothing. The host passe
 variable to its template and workers through their configured environment, as the
 ablation switches are passed (see ``SubprocessRuntime``).
 
-Each process keeps its own marks, ``(step, CLOCK_MONOTONIC ns, its own CPU ns)`` (one
-monotonic clock for every process of the machine; the CPU time tells a step's own cost
-from the time the process waited for a CPU on a loaded machine):
+Each process keeps its own marks, ``(step, CLOCK_MONOTONIC ns, its own CPU ns, its minor
+page faults)`` (one monotonic clock for every process of the machine; the CPU time tells
+a step's own cost from the time the process waited for a CPU on a loaded machine; the
+faults count the copy-on-write copies of pages shared with the template since the fork,
+the main cost of a forked worker):
 
 - a worker marks its set-up steps after the fork, its wait and its run, and sends them
   with ``done`` as ``"tm"``;
@@ -25,6 +27,7 @@ breakdown table.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from typing import Any, Final
 
@@ -35,7 +38,7 @@ ON: Final[bool] = os.environ.get(ENV_VAR) == "1"
 """Whether this process records marks (fixed at import)."""
 
 _MAX_MARKS = 64
-_marks: list[tuple[str, int, int]] = []
+_marks: list[tuple[str, int, int, int]] = []
 
 HOST: dict[int, dict[str, int]] = {}
 """The host's marks by worker pid (steps of the template and the worker merged in)."""
@@ -44,12 +47,13 @@ HOST: dict[int, dict[str, int]] = {}
 def mark(step: str) -> None:
     """Record ``step`` at this instant (call only under ``if ON``)."""
     if len(_marks) < _MAX_MARKS:
-        _marks.append((step, time.monotonic_ns(), time.process_time_ns()))
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        _marks.append((step, time.monotonic_ns(), time.process_time_ns(), faults))
 
 
 def take() -> list[list[Any]]:
     """This process's marks so far, as JSON data; the list is emptied."""
-    out = [[step, ns, cpu] for step, ns, cpu in _marks]
+    out = [list(item) for item in _marks]
     _marks.clear()
     return out
 
@@ -61,20 +65,22 @@ def note(pid: int, step: str, ns: int | None = None) -> None:
 
 
 def clean(marks: Any, prefix: str) -> list[tuple[str, int]]:
-    """The well-formed ``[step, ns, cpu_ns]`` marks (from another process) as prefixed
-    ``(step, ns)`` and ``(step + "#cpu", cpu_ns)`` pairs."""
+    """The well-formed ``[step, ns, cpu_ns]`` or ``[step, ns, cpu_ns, faults]`` marks (from
+    another process) as prefixed ``(step, ns)``, ``(step + "#cpu", cpu_ns)`` and
+    ``(step + "#flt", faults)`` pairs."""
     out: list[tuple[str, int]] = []
     if isinstance(marks, list):
         for item in marks[:_MAX_MARKS]:
             if (
                 isinstance(item, list)
-                and len(item) == 3
+                and len(item) in (3, 4)
                 and isinstance(item[0], str)
                 and len(item[0]) <= 40
-                and type(item[1]) is int
-                and type(item[2]) is int
+                and all(type(number) is int for number in item[1:])
             ):
                 out += [(prefix + item[0], item[1]), (f"{prefix}{item[0]}#cpu", item[2])]
+                if len(item) == 4:
+                    out.append((f"{prefix}{item[0]}#flt", item[3]))
     return out
 
 
