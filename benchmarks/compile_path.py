@@ -103,7 +103,7 @@ def _new(code: str, times: dict[str, list[float]]) -> None:
     t1 = clock()
     Visitor().visit(tree)
     t2 = clock()
-    transformer = PtcTransformer([], [], {}, resume_checks=True)
+    transformer = PtcTransformer([], [], {}, resume_checks=True, source=code)
     tree = transformer.visit(tree)
     t4 = clock()
     if transformer.resume_pass_needed:

@@ -119,6 +119,7 @@ def _compile(
             size_guards=not os_enforced_limits,
             alive_checks=not os_enforced_limits,
             resume_checks=not os_enforced_limits and not _RESUME_OFF,  # where code resumes (R1)
+            source=code,
         )
         tree = transformer.visit(tree)
         if errors:

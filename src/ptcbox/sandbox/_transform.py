@@ -110,6 +110,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         size_guards: bool = True,
         alive_checks: bool = True,
         resume_checks: bool = False,
+        source: str | None = None,
     ) -> None:
         super().__init__(errors, warnings, used_names)
         self.size_guards = size_guards
@@ -118,7 +119,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         self.class_names: list[str] = []
         self.in_class_body = False
         self.has_value = False
-        self.numeric = NumericScopes()
+        self.numeric = NumericScopes(source)
 
     # -- dispatch -----------------------------------------------------------------------
 
