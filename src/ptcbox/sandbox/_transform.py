@@ -64,14 +64,49 @@ last expression statement writes it."""
 _DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
 
 
-_PLAIN_LEAVES: dict[type, Any] = {
-    ast.Constant: RestrictingNodeTransformer.visit_Constant,
-    ast.Load: RestrictingNodeTransformer.visit_Load,
-    ast.Store: RestrictingNodeTransformer.visit_Store,
-    ast.Del: RestrictingNodeTransformer.visit_Del,
-}
-"""Node classes without child nodes, and RestrictedPython's method that allows them as
-they are (``node_contents_visit``): while that method is the one in use, skip it."""
+_LEAVES = (
+    ast.Constant,
+    ast.Pass,
+    ast.Break,
+    ast.Continue,
+    *ast.expr_context.__subclasses__(),
+    *ast.operator.__subclasses__(),
+    *ast.boolop.__subclasses__(),
+    *ast.unaryop.__subclasses__(),
+    *ast.cmpop.__subclasses__(),
+)
+"""Node classes without child nodes."""
+
+_AS_IS = RestrictingNodeTransformer.visit_Load.__code__
+
+
+def _allows_as_is(method: Any, node_class: type) -> bool:
+    """``method`` is RestrictedPython's rule for ``node_class`` and that rule is
+    ``return self.node_contents_visit(node)`` (allowed, children visited): a node of a
+    class in :data:`_LEAVES` is then returned as it is."""
+    code = getattr(method, "__code__", None)
+    return (
+        node_class in _LEAVES
+        and getattr(method, "__qualname__", "")
+        == f"RestrictingNodeTransformer.visit_{node_class.__name__}"
+        and code is not None
+        and code.co_code == _AS_IS.co_code
+        and code.co_names == _AS_IS.co_names
+    )
+
+
+_UNCHANGED: dict[type, frozenset[type]] = {}  # transformer class: the leaves it keeps as is
+
+
+def _unchanged_leaves(transformer_class: type) -> frozenset[type]:
+    found = _UNCHANGED.get(transformer_class)
+    if found is None:
+        found = _UNCHANGED[transformer_class] = frozenset(
+            leaf
+            for leaf in _LEAVES
+            if _allows_as_is(getattr(transformer_class, "visit_" + leaf.__name__, None), leaf)
+        )
+    return found
 
 
 def _unchanged(transformer: Any, node: ast.AST) -> ast.AST:
@@ -131,14 +166,15 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         if method is None:
             name = "visit_" + type(node).__name__
             found: Any = getattr(type(self), name, type(self).generic_visit)
-            plain = found is _PLAIN_LEAVES.get(type(node))
+            plain = _allows_as_is(found, type(node))
             method = _DISPATCH[key] = _unchanged if plain else found
         return method(self, node)
 
     def node_contents_visit(self, node: Any) -> Any:
         """``ast.NodeTransformer.generic_visit`` (visit every child, splice the results),
-        reading ``node._fields`` directly instead of through generators."""
-        return visit_children(self.visit, node)
+        reading ``node._fields`` directly instead of through generators; the leaves
+        RestrictedPython allows as they are are kept without a call."""
+        return visit_children(self.visit, node, _unchanged_leaves(type(self)))
 
     # -- names ------------------------------------------------------------------------
 
@@ -161,9 +197,11 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
 
     def visit_Name(self, node: ast.Name) -> Any:
         if isinstance(node.ctx, ast.Load):
-            if is_reserved(node.id) and node.id not in ALLOWED_DUNDER_NAMES and not _NAMES_OFF:
-                self.error(node, f'"{node.id}" is a reserved name and cannot be used')
-            self.used_names[node.id] = True
+            name = node.id
+            reserved = name[:1] == "_" and is_reserved(name)
+            if reserved and name not in ALLOWED_DUNDER_NAMES and not _NAMES_OFF:
+                self.error(node, f'"{name}" is a reserved name and cannot be used')
+            self.used_names[name] = True
         else:
             self.check_name(node, node.id)
             self.numeric.kill(node.id)
