@@ -8,9 +8,10 @@ time), the two pipelines stage by stage:
 
 * **old**: parse; the check's walk with ``ast.NodeVisitor``'s traversal; a second parse
   for the compile; transform; the whole resume-check pass; ``compile(tree)``;
-* **new**: one parse; the check's fast walk; transform on the same tree (generator
-  expression steps checked in the transform); the resume pass only when the module has
-  other resumption points; ``compile(tree)``;
+* **new**: one parse; the check's fast walk; transform on the same tree, given the
+  source text as ``compile_snippet`` gives it (generator expression steps checked in the
+  transform; the numeric analysis's binding index built only when a question needs it);
+  the resume pass only when the module has other resumption points; ``compile(tree)``;
 
 plus each end to end through the real entry points (new: ``preflight_parsed`` +
 ``compile_snippet(tree=...)``; old: ``preflight`` + ``compile_snippet`` with nothing

@@ -61,7 +61,7 @@ VALUE_NAME = "_ptc_value_"
 Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite of the
 last expression statement writes it."""
 
-_DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
+_DISPATCH: dict[type, dict[type, Any]] = {}  # transformer class: {node class: visit method}
 
 
 _LEAVES = (
@@ -155,26 +155,26 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         self.in_class_body = False
         self.has_value = False
         self.numeric = NumericScopes(source)
+        self._methods = _DISPATCH.setdefault(type(self), {})
+        self._kept = _unchanged_leaves(type(self))
 
     # -- dispatch -----------------------------------------------------------------------
 
     def visit(self, node: Any) -> Any:
         """``ast.NodeVisitor.visit`` with the method looked up once per node class; the
         childless nodes RestrictedPython allows as they are are returned at once."""
-        key = (type(self), type(node))
-        method = _DISPATCH.get(key)
+        cls = type(node)
+        method = self._methods.get(cls)
         if method is None:
-            name = "visit_" + type(node).__name__
-            found: Any = getattr(type(self), name, type(self).generic_visit)
-            plain = _allows_as_is(found, type(node))
-            method = _DISPATCH[key] = _unchanged if plain else found
+            found: Any = getattr(type(self), "visit_" + cls.__name__, type(self).generic_visit)
+            method = self._methods[cls] = _unchanged if _allows_as_is(found, cls) else found
         return method(self, node)
 
     def node_contents_visit(self, node: Any) -> Any:
         """``ast.NodeTransformer.generic_visit`` (visit every child, splice the results),
         reading ``node._fields`` directly instead of through generators; the leaves
         RestrictedPython allows as they are are kept without a call."""
-        return visit_children(self.visit, node, _unchanged_leaves(type(self)))
+        return visit_children(self.visit, node, self._kept)
 
     # -- names ------------------------------------------------------------------------
 
