@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ptcbox.sandbox._transform import _LEAVES, PtcTransformer, _unchanged_leaves
+from ptcbox.sandbox._leaves import _LEAVES, unchanged_leaves
+from ptcbox.sandbox._transform import PtcTransformer
 
 
 def test_every_leaf_kept_unvisited_is_one_restrictedpython_keeps_as_is() -> None:
-    kept = _unchanged_leaves(PtcTransformer)
+    kept = unchanged_leaves(PtcTransformer)
     assert {ast.Constant, ast.Load, ast.Store, ast.Add, ast.Eq, ast.And, ast.Not} <= kept
     for leaf in kept:
         node = leaf(value=1) if leaf is ast.Constant else leaf()
@@ -36,8 +37,8 @@ class _Refuses(PtcTransformer):
 
 
 def test_a_leaf_with_a_rule_of_its_own_is_visited() -> None:
-    assert ast.Constant not in _unchanged_leaves(_Refuses)
-    assert ast.Mult not in _unchanged_leaves(_Refuses)
+    assert ast.Constant not in unchanged_leaves(_Refuses)
+    assert ast.Mult not in unchanged_leaves(_Refuses)
     errors: list[str] = []
     _Refuses(errors).visit(ast.parse("x = [1] * n\n"))
     assert any("no constants" in e for e in errors)

@@ -30,13 +30,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from RestrictedPython.transformer import RestrictingNodeTransformer
-
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call, visit_children
 from ptcbox.sandbox._classbody import ClassBodyVisitors
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
+from ptcbox.sandbox._leaves import allows_as_is, unchanged_leaves
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
@@ -62,51 +61,6 @@ Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite
 last expression statement writes it."""
 
 _DISPATCH: dict[type, dict[type, Any]] = {}  # transformer class: {node class: visit method}
-
-
-_LEAVES = (
-    ast.Constant,
-    ast.Pass,
-    ast.Break,
-    ast.Continue,
-    *ast.expr_context.__subclasses__(),
-    *ast.operator.__subclasses__(),
-    *ast.boolop.__subclasses__(),
-    *ast.unaryop.__subclasses__(),
-    *ast.cmpop.__subclasses__(),
-)
-"""Node classes without child nodes."""
-
-_AS_IS = RestrictingNodeTransformer.visit_Load.__code__
-
-
-def _allows_as_is(method: Any, node_class: type) -> bool:
-    """``method`` is RestrictedPython's rule for ``node_class`` and that rule is
-    ``return self.node_contents_visit(node)`` (allowed, children visited): a node of a
-    class in :data:`_LEAVES` is then returned as it is."""
-    code = getattr(method, "__code__", None)
-    return (
-        node_class in _LEAVES
-        and getattr(method, "__qualname__", "")
-        == f"RestrictingNodeTransformer.visit_{node_class.__name__}"
-        and code is not None
-        and code.co_code == _AS_IS.co_code
-        and code.co_names == _AS_IS.co_names
-    )
-
-
-_UNCHANGED: dict[type, frozenset[type]] = {}  # transformer class: the leaves it keeps as is
-
-
-def _unchanged_leaves(transformer_class: type) -> frozenset[type]:
-    found = _UNCHANGED.get(transformer_class)
-    if found is None:
-        found = _UNCHANGED[transformer_class] = frozenset(
-            leaf
-            for leaf in _LEAVES
-            if _allows_as_is(getattr(transformer_class, "visit_" + leaf.__name__, None), leaf)
-        )
-    return found
 
 
 def _unchanged(transformer: Any, node: ast.AST) -> ast.AST:
@@ -156,7 +110,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         self.has_value = False
         self.numeric = NumericScopes(source)
         self._methods = _DISPATCH.setdefault(type(self), {})
-        self._kept = _unchanged_leaves(type(self))
+        self._kept = unchanged_leaves(type(self))
 
     # -- dispatch -----------------------------------------------------------------------
 
@@ -167,7 +121,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         method = self._methods.get(cls)
         if method is None:
             found: Any = getattr(type(self), "visit_" + cls.__name__, type(self).generic_visit)
-            method = self._methods[cls] = _unchanged if _allows_as_is(found, cls) else found
+            method = self._methods[cls] = _unchanged if allows_as_is(found, cls) else found
         return method(self, node)
 
     def node_contents_visit(self, node: Any) -> Any:
