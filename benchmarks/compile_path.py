@@ -8,9 +8,10 @@ time), the two pipelines stage by stage:
 
 * **old**: parse; the check's walk with ``ast.NodeVisitor``'s traversal; a second parse
   for the compile; transform; the whole resume-check pass; ``compile(tree)``;
-* **new**: one parse; the check's fast walk; transform on the same tree (generator
-  expression steps checked in the transform); the resume pass only when the module has
-  other resumption points; ``compile(tree)``;
+* **new**: one parse; the check's fast walk; transform on the same tree, given the
+  source text as ``compile_snippet`` gives it (generator expression steps checked in the
+  transform; the numeric analysis's binding index built only when a question needs it);
+  the resume pass only when the module has other resumption points; ``compile(tree)``;
 
 plus each end to end through the real entry points (new: ``preflight_parsed`` +
 ``compile_snippet(tree=...)``; old: ``preflight`` + ``compile_snippet`` with nothing
@@ -103,7 +104,7 @@ def _new(code: str, times: dict[str, list[float]]) -> None:
     t1 = clock()
     Visitor().visit(tree)
     t2 = clock()
-    transformer = PtcTransformer([], [], {}, resume_checks=True)
+    transformer = PtcTransformer([], [], {}, resume_checks=True, source=code)
     tree = transformer.visit(tree)
     t4 = clock()
     if transformer.resume_pass_needed:

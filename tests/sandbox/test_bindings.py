@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from ptcbox.sandbox import SandboxPolicy, compile_snippet
-from ptcbox.sandbox._bindings import BindingIndex
+from ptcbox.sandbox._bindings import BindingIndex, source_facts
 from ptcbox.sandbox._numeric import bound_names
+from ptcbox.sandbox._transform import PtcTransformer
 
 _CORPUS = Path(__file__).parents[1] / "corpus" / "snippets"
 
@@ -108,3 +109,99 @@ def test_compile_time_of_an_elif_chain_grows_linearly(distinct: bool) -> None:
     short = _compile_seconds(_elif_chain(50, distinct))
     long = _compile_seconds(_elif_chain(200, distinct))
     assert long / short < 9, (short, long)
+
+
+# Each binds range or enumerate somewhere: the text must leave that open (a positive
+# control of source_facts: a check that ruled them out would skip the index wrongly).
+_BINDS_A_BUILTIN = [
+    "range = 1",
+    "x, enumerate = 1, 2",
+    "def range(): pass",
+    "async def range(): pass",
+    "def \\\n  range(): pass",
+    "class range: pass",
+    "class enumerate(object): pass",
+    "lambda range: 0",
+    "def f(*, enumerate=1): pass",
+    "def f(*range): pass",
+    "import range",
+    "import range.sub",
+    "from m import enumerate",
+    "from m import (range)",
+    "import m as range",
+    "(range := 1)",
+    "for range in x: pass",
+    "with a as range: pass",
+    "try:\n    pass\nexcept E as range:\n    pass",
+    "match x:\n    case range:\n        pass",
+    "match x:\n    case [*range]:\n        pass",
+    "match x:\n    case {**range}:\n        pass",
+    "[range] = [1]",
+    "del range",
+    "ｒａｎｇｅ = 1",  # NFKC makes it "range"
+    "print(f'{(enumerate := 2)}')",
+]
+
+
+@pytest.mark.parametrize("source", _BINDS_A_BUILTIN)
+def test_source_facts_leave_open_every_binding_of_range_and_enumerate(source: str) -> None:
+    index = BindingIndex(ast.parse(source))
+    bound = {"range", "enumerate"} & (index.everywhere | {source_binding(source)})
+    assert bound, "the control must bind one of them"
+    assert bound <= source_facts(source).shadowable
+
+
+def source_binding(source: str) -> str:
+    """The builtin a match capture or ``del`` binds (not in ``everywhere``)."""
+    tree = ast.parse(source)
+    names = bound_names(list(ast.iter_child_nodes(tree)))
+    return next((n for n in ("range", "enumerate") if n in names), "")
+
+
+def test_what_source_facts_rule_out_the_tree_never_has() -> None:
+    sources = [*_sources(), *_BINDS_A_BUILTIN]
+    sources += [p.read_text() for p in sorted(Path(__file__).parents[2].rglob("src/**/*.py"))]
+    ruled_out = dict.fromkeys(("resumes", "declares", "range", "enumerate"), 0)
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        index, facts = BindingIndex(tree), source_facts(source)
+        if not facts.resumes:
+            ruled_out["resumes"] += 1
+            assert not index.resumes, source[:200]
+        if not facts.declares:
+            ruled_out["declares"] += 1
+            assert not index.never, source[:200]
+        for name in ("range", "enumerate"):
+            if name not in facts.shadowable:
+                ruled_out[name] += 1
+                assert name not in index.everywhere, source[:200]
+    assert min(ruled_out.values()) > 50, ruled_out  # the corpus exercises each rule
+
+
+@pytest.mark.parametrize("os_enforced_limits", [False, True])
+def test_the_index_built_on_demand_gives_the_trees_of_the_index_built_first(
+    os_enforced_limits: bool,
+) -> None:
+    """With the text (``source=``) the index is built late or never; same trees."""
+    compared = 0
+    for source in [*_sources(), *_BINDS_A_BUILTIN, _elif_chain(30)]:
+        outputs = []
+        for text in (None, source):
+            transformer = PtcTransformer(
+                [],
+                [],
+                {},
+                size_guards=not os_enforced_limits,
+                alive_checks=not os_enforced_limits,
+                resume_checks=not os_enforced_limits,
+                source=text,
+            )
+            tree = transformer.visit(ast.parse(source))
+            dump = ast.dump(tree, include_attributes=True)
+            outputs.append((dump, transformer.errors, transformer.resume_pass_needed))
+        assert outputs[0] == outputs[1], source[:200]
+        compared += 1
+    assert compared > 100

@@ -28,18 +28,25 @@ def copy_locations(new: Any, old: Any) -> None:
     nodes the transform just made.
     """
     position = tuple(getattr(old, name, None) for name in _POSITION)
-    for name, value in zip(_POSITION, position, strict=True):
-        setattr(new, name, value)
+    _place(new, position)
     stack = [new]
-    while stack:
+    while stack:  # ast.iter_child_nodes' children, read from the fields directly
         parent = stack.pop()
-        for child in ast.iter_child_nodes(parent):
-            if "lineno" in child._attributes:
-                if getattr(child, "lineno", None) is not None:
-                    continue  # positioned, and so is everything below it
-                for name, value in zip(_POSITION, position, strict=True):
-                    setattr(child, name, value)
-            stack.append(child)
+        for field in parent._fields:
+            value = getattr(parent, field, None)
+            for child in value if type(value) is list else (value,):
+                if not isinstance(child, ast.AST):
+                    continue
+                if "lineno" in child._attributes:
+                    if getattr(child, "lineno", None) is not None:
+                        continue  # positioned, and so is everything below it
+                    _place(child, position)
+                if child._fields:  # a context or operator singleton has no children
+                    stack.append(child)
+
+
+def _place(node: Any, position: tuple[Any, ...]) -> None:
+    node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = position
 
 
 def global_call(func: str, *args: ast.expr) -> ast.Call:
@@ -58,17 +65,20 @@ def const_number(node: ast.expr) -> int | float | complex | None:
     return None
 
 
-def visit_children(visit: Callable[[ast.AST], Any], node: ast.AST) -> ast.AST:
+def visit_children(
+    visit: Callable[[ast.AST], Any], node: ast.AST, unchanged: frozenset[type] = frozenset()
+) -> ast.AST:
     """``ast.NodeTransformer.generic_visit`` with ``visit``: visit every child and splice
     the results (``None`` drops a child, a list replaces it), reading ``node._fields``
-    directly instead of through generators. Returns ``node``."""
+    directly instead of through generators. Children of the ``unchanged`` classes (ones
+    ``visit`` returns as they are) are kept without the call. Returns ``node``."""
     for field in node._fields:
         old = getattr(node, field, None)
         if type(old) is list:
             new_values: list[Any] = []
             for item in old:
-                if not isinstance(item, ast.AST):  # a name, or None (a ``**`` key)
-                    new_values.append(item)
+                if type(item) in unchanged or not isinstance(item, ast.AST):
+                    new_values.append(item)  # a name, None (a ``**`` key), a leaf
                     continue
                 value = visit(item)
                 if value is None:
@@ -78,7 +88,7 @@ def visit_children(visit: Callable[[ast.AST], Any], node: ast.AST) -> ast.AST:
                 else:
                     new_values.extend(value)  # a visitor returned several statements
             old[:] = new_values
-        elif isinstance(old, ast.AST):
+        elif isinstance(old, ast.AST) and type(old) not in unchanged:
             new = visit(old)
             if new is None:
                 delattr(node, field)

@@ -14,16 +14,23 @@ not a walk of the statement.
 The binding rules are those of :func:`ptcbox.sandbox._numeric.bound_names`: a name
 bound by a nested function, lambda or class body belongs to that scope; the name of a
 ``def``/``class`` statement belongs to the scope around it.
+
+That walk costs about as much as a third of the transform (issue 16), and most snippets
+never ask a question only it can answer: :func:`source_facts` rules out from the text
+what it can (no ``global``, nothing that resumes, ``range``/``enumerate`` not rebound),
+and the analysis builds the index at the first question left open.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from bisect import bisect_left
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BindingIndex"]
+__all__ = ["BindingIndex", "SourceFacts", "source_facts"]
 
 _SCOPE_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _BINDERS = frozenset(
@@ -63,6 +70,54 @@ _ASKED_TYPES = frozenset(
 
 
 _RESUMING = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFor, ast.AsyncWith})
+_SHADOWABLE = ("range", "enumerate")
+_MAY_BIND = {  # an occurrence not followed by "(", or a def/class of the name
+    name: (
+        re.compile(rf"{name}(?<!\w{name})(?!\w)(?![\s\\]*\()"),
+        re.compile(rf"def(?<!\wdef)[\s\\]+{name}(?!\w)"),
+        re.compile(rf"class(?<!\wclass)[\s\\]+{name}(?!\w)"),
+    )
+    for name in _SHADOWABLE
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFacts:
+    """What a snippet's text rules out about its tree, so that a walk of the whole tree
+    (:class:`BindingIndex`) is needed only when the text leaves the question open.
+
+    Keywords are ASCII words of the text: no ``yield``/``await``/``async`` in it, no
+    node that resumes (:attr:`BindingIndex.resumes`); no ``global``/``nonlocal``, no
+    declared name (:attr:`BindingIndex.never`). Names are the text's words when it is
+    ASCII (else NFKC may make one of other characters), and the only binding of a name
+    followed by ``(`` is ``def``/``class`` *name*: so a builtin of
+    :data:`_SHADOWABLE` whose every occurrence in an ASCII text is called (``range(``)
+    and not defined is bound nowhere.
+
+    Attributes:
+        resumes: The text has a word that can make code resume.
+        declares: The text has ``global`` or ``nonlocal``.
+        shadowable: The builtins of ``range``/``enumerate`` the tree may bind.
+    """
+
+    resumes: bool
+    declares: bool
+    shadowable: frozenset[str]
+
+
+def source_facts(source: str) -> SourceFacts:
+    """The :class:`SourceFacts` of ``source`` (the text the tree was parsed from)."""
+    ascii_text = source.isascii()
+    return SourceFacts(
+        resumes="yield" in source or "await" in source or "async" in source,
+        declares="global" in source or "nonlocal" in source,
+        shadowable=frozenset(
+            name
+            for name, patterns in _MAY_BIND.items()
+            if not ascii_text
+            or (name in source and any(p.search(source) is not None for p in patterns))
+        ),
+    )
 
 
 class BindingIndex:

@@ -71,7 +71,10 @@ def compile_snippet(
         tree: ``code`` already parsed by the caller (``ast.parse(code)``, or ``compile``
             with ``PyCF_ONLY_AST``, which gives the same tree), to save the parse when
             the snippet is not cached. It is changed in place (consumed): the caller
-            must not use it afterwards, nor pass it twice.
+            must not use it afterwards, nor pass it twice. It must be the parse of
+            ``code`` (the result is cached under ``code``, and the transform takes
+            from the text what it rules out: see
+            :class:`~ptcbox.sandbox._bindings.SourceFacts`).
 
     Returns:
         The compiled snippet.
@@ -119,6 +122,7 @@ def _compile(
             size_guards=not os_enforced_limits,
             alive_checks=not os_enforced_limits,
             resume_checks=not os_enforced_limits and not _RESUME_OFF,  # where code resumes (R1)
+            source=code,
         )
         tree = transformer.visit(tree)
         if errors:

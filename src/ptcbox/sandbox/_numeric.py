@@ -19,11 +19,11 @@ bound in the loop is forgotten (the back edge).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from ptcbox.sandbox._bindings import BindingIndex
+from ptcbox.sandbox._bindings import BindingIndex, source_facts
 
 __all__ = ["NumericScopes", "bound_names"]
 
@@ -90,22 +90,60 @@ def bound_names(nodes: list[Any]) -> set[str]:
 class NumericScopes:
     """Tracks the provably-numeric names while the transformer walks the tree in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: str | None = None) -> None:
         self.current: set[str] = set()
-        self.never: set[str] = set()
-        self.builtins_shadowed: set[str] = set()
-        self._started = False
+        self._facts = source_facts(source) if source is not None else None
+        self._root: ast.AST | None = None
         self._index: BindingIndex | None = None
+
+    # -- the tree-wide facts ----------------------------------------------------------
+
+    def _built(self, root: ast.AST) -> BindingIndex:
+        """The :class:`~ptcbox.sandbox._bindings.BindingIndex` of the tree, built now if
+        it was not. Built part way through the transform, it answers as one built
+        before: the transform adds loads (guard calls, alive checks) and no binding,
+        and moves no binding into another subtree or scope."""
+        if self._index is None:
+            self._index = BindingIndex(root)
+        return self._index
+
+    @property
+    def never(self) -> set[str] | frozenset[str]:
+        """Names declared ``global``/``nonlocal`` anywhere in the tree: never numeric."""
+        root = self._root
+        if root is None or (self._index is None and self._facts and not self._facts.declares):
+            return frozenset()
+        return self._built(root).never
+
+    def _shadowed(self, builtin: str) -> bool:
+        """Whether the tree binds ``builtin`` (``range``/``enumerate``) anywhere."""
+        root = self._root
+        if root is None:
+            return False
+        if self._index is None and self._facts and builtin not in self._facts.shadowable:
+            return False
+        return builtin in self._built(root).everywhere
+
+    @property
+    def resumes(self) -> bool:
+        """Whether the tree may resume suspended code other than in generator expression
+        steps (see :attr:`~ptcbox.sandbox._bindings.BindingIndex.resumes`); ``True``
+        before the walk starts."""
+        root = self._root
+        if root is None:
+            return True
+        if self._index is None and self._facts and not self._facts.resumes:
+            return False
+        return self._built(root).resumes
 
     # -- scopes ---------------------------------------------------------------------------
 
     @contextmanager
     def scope(self, node: ast.AST) -> Iterator[None]:
-        if not self._started:
-            self._started = True
-            self._index = index = BindingIndex(node)
-            self.never = index.never
-            self.builtins_shadowed = {n for n in ("range", "enumerate") if n in index.everywhere}
+        if self._root is None:
+            self._root = node
+            if self._facts is None:  # no source text to rule things out: index it all now
+                self._built(node)
         if not isinstance(node, ast.Module):
             self.kill(getattr(node, "name", None))
         saved = self.current
@@ -117,25 +155,22 @@ class NumericScopes:
             if not isinstance(node, ast.Module | ast.Lambda):
                 self.kill(getattr(node, "name", None))
 
-    def not_bound_in(self, node: ast.AST, names: Iterable[str]) -> set[str]:
+    def not_bound_in(self, node: ast.AST, names: Collection[str]) -> set[str]:
         """Those of ``names`` that nothing inside ``node`` binds (in its own scope).
 
         Answered from the :class:`~ptcbox.sandbox._bindings.BindingIndex` of the tree (a
-        binary search per name, so deep nesting stays linear); a node the transform
-        made is walked. The transform only adds loads (guard calls), never bindings, so
-        a subtree's bound names stay what they were before it was visited.
+        binary search per name, so deep nesting stays linear; the index is built on the
+        first question with names to answer); a node the transform made is walked. The
+        transform only adds loads (guard calls), never bindings, so a subtree's bound
+        names stay what they were before it was visited.
         """
-        index = self._index
+        if not names:
+            return set()
+        root = self._root
+        index = self._built(root) if root is not None else None
         if index is not None and index.knows(node):
             return index.not_bound_in(node, names)
         return set(names) - bound_names([node])
-
-    @property
-    def resumes(self) -> bool:
-        """Whether the tree may resume suspended code other than in generator expression
-        steps (see :attr:`~ptcbox.sandbox._bindings.BindingIndex.resumes`); ``True``
-        before the index is built."""
-        return self._index is None or self._index.resumes
 
     def kill(self, name: str | None) -> None:
         if name is not None:
@@ -184,7 +219,7 @@ class NumericScopes:
         if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
             return None
         func = iterable.func.id
-        if func in self.builtins_shadowed or func not in ("range", "enumerate"):
+        if func not in ("range", "enumerate") or self._shadowed(func):
             return None
         if func == "range" and isinstance(target, ast.Name):
             return target.id

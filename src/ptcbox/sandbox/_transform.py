@@ -30,13 +30,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from RestrictedPython.transformer import RestrictingNodeTransformer
-
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._alive import alive_check, alive_read
 from ptcbox.sandbox._astnodes import copy_locations, global_call, visit_children
 from ptcbox.sandbox._classbody import ClassBodyVisitors
 from ptcbox.sandbox._dunders import GUARDED_DUNDER_READS
+from ptcbox.sandbox._leaves import allows_as_is, unchanged_leaves
 from ptcbox.sandbox._names import (
     ALLOWED_DUNDER_DEFS,
     ALLOWED_DUNDER_NAMES,
@@ -61,17 +60,7 @@ VALUE_NAME = "_ptc_value_"
 Reserved: snippets cannot bind ``_x_``-style names, so only the compiled rewrite of the
 last expression statement writes it."""
 
-_DISPATCH: dict[tuple[type, type], Any] = {}  # (transformer class, node class): visit method
-
-
-_PLAIN_LEAVES: dict[type, Any] = {
-    ast.Constant: RestrictingNodeTransformer.visit_Constant,
-    ast.Load: RestrictingNodeTransformer.visit_Load,
-    ast.Store: RestrictingNodeTransformer.visit_Store,
-    ast.Del: RestrictingNodeTransformer.visit_Del,
-}
-"""Node classes without child nodes, and RestrictedPython's method that allows them as
-they are (``node_contents_visit``): while that method is the one in use, skip it."""
+_DISPATCH: dict[type, dict[type, Any]] = {}  # transformer class: {node class: visit method}
 
 
 def _unchanged(transformer: Any, node: ast.AST) -> ast.AST:
@@ -110,6 +99,7 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         size_guards: bool = True,
         alive_checks: bool = True,
         resume_checks: bool = False,
+        source: str | None = None,
     ) -> None:
         super().__init__(errors, warnings, used_names)
         self.size_guards = size_guards
@@ -118,26 +108,27 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
         self.class_names: list[str] = []
         self.in_class_body = False
         self.has_value = False
-        self.numeric = NumericScopes()
+        self.numeric = NumericScopes(source)
+        self._methods = _DISPATCH.setdefault(type(self), {})
+        self._kept = unchanged_leaves(type(self))
 
     # -- dispatch -----------------------------------------------------------------------
 
     def visit(self, node: Any) -> Any:
         """``ast.NodeVisitor.visit`` with the method looked up once per node class; the
         childless nodes RestrictedPython allows as they are are returned at once."""
-        key = (type(self), type(node))
-        method = _DISPATCH.get(key)
+        cls = type(node)
+        method = self._methods.get(cls)
         if method is None:
-            name = "visit_" + type(node).__name__
-            found: Any = getattr(type(self), name, type(self).generic_visit)
-            plain = found is _PLAIN_LEAVES.get(type(node))
-            method = _DISPATCH[key] = _unchanged if plain else found
+            found: Any = getattr(type(self), "visit_" + cls.__name__, type(self).generic_visit)
+            method = self._methods[cls] = _unchanged if allows_as_is(found, cls) else found
         return method(self, node)
 
     def node_contents_visit(self, node: Any) -> Any:
         """``ast.NodeTransformer.generic_visit`` (visit every child, splice the results),
-        reading ``node._fields`` directly instead of through generators."""
-        return visit_children(self.visit, node)
+        reading ``node._fields`` directly instead of through generators; the leaves
+        RestrictedPython allows as they are are kept without a call."""
+        return visit_children(self.visit, node, self._kept)
 
     # -- names ------------------------------------------------------------------------
 
@@ -160,9 +151,11 @@ class PtcTransformer(SizeGuardVisitors, PatternVisitors, ClassBodyVisitors):
 
     def visit_Name(self, node: ast.Name) -> Any:
         if isinstance(node.ctx, ast.Load):
-            if is_reserved(node.id) and node.id not in ALLOWED_DUNDER_NAMES and not _NAMES_OFF:
-                self.error(node, f'"{node.id}" is a reserved name and cannot be used')
-            self.used_names[node.id] = True
+            name = node.id
+            reserved = name[:1] == "_" and is_reserved(name)
+            if reserved and name not in ALLOWED_DUNDER_NAMES and not _NAMES_OFF:
+                self.error(node, f'"{name}" is a reserved name and cannot be used')
+            self.used_names[name] = True
         else:
             self.check_name(node, node.id)
             self.numeric.kill(node.id)
