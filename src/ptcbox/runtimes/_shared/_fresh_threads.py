@@ -34,6 +34,7 @@ REUSE = "reuse"
 (no tool, no callable of the host), so it holds no thread-local state of anyone's."""
 
 _Task = Callable[[], object]
+_LAZY_LOCK = threading.Lock()  # makes a ScopedExecutor's condition once
 
 
 class FreshThreads:
@@ -167,7 +168,7 @@ class ScopedExecutor(concurrent.futures.Executor):
     def __init__(self, fresh: FreshThreads, capacity: threading.Semaphore | None = None) -> None:
         self._fresh = fresh
         self._capacity = capacity
-        self._cond = threading.Condition(threading.Lock())
+        self._cond: threading.Condition | None = None  # made by the first submit
         self._tasks: collections.deque[tuple[concurrent.futures.Future[Any], _Task]] = (
             collections.deque()
         )
@@ -183,22 +184,32 @@ class ScopedExecutor(concurrent.futures.Executor):
             RuntimeError: After :meth:`shutdown`.
         """
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        with self._cond:
+        cond = self._cond or self._make_cond()
+        with cond:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._tasks.append((future, lambda: fn(*args, **kwargs)))
             if self._idle:
-                self._cond.notify()
+                cond.notify()
                 return future
         self._fresh.start(self._work)
         return future
 
+    def _make_cond(self) -> threading.Condition:
+        """The executor's condition, made once (most executions never submit a task)."""
+        with _LAZY_LOCK:
+            if self._cond is None:
+                self._cond = threading.Condition(threading.Lock())
+            return self._cond
+
     def _work(self) -> None:
+        cond = self._cond
+        assert cond is not None  # a task was submitted
         while True:
-            with self._cond:
+            with cond:
                 while not self._tasks and not self._closed:
                     self._idle += 1
-                    self._cond.wait()
+                    cond.wait()
                     self._idle -= 1
                 if not self._tasks:
                     return
@@ -224,9 +235,14 @@ class ScopedExecutor(concurrent.futures.Executor):
             wait: Ignored (the threads end on their own; see :meth:`FreshThreads.threads`).
             cancel_futures: Cancel the tasks not started yet.
         """
-        with self._cond:
+        with _LAZY_LOCK:
+            cond = self._cond
+            if cond is None:  # nothing was ever submitted: nothing to cancel or wake
+                self._closed = True
+                return
+        with cond:
             self._closed = True
             if cancel_futures:
                 while self._tasks:
                     self._tasks.popleft()[0].cancel()
-            self._cond.notify_all()
+            cond.notify_all()
