@@ -63,6 +63,26 @@ def test_a_stopped_task_ends_its_thread_without_a_spare_and_close_ends_the_spare
         fresh.start(lambda: None)
 
 
+def test_starts_that_find_no_spare_raise_the_spares_kept_up_to_max_spares() -> None:
+    growing = FreshThreads("t-grow", spares=0, max_spares=2)
+    fixed = FreshThreads("t-fixed", spares=0)  # control: max_spares defaults to spares
+    try:
+        for fresh in (growing, fixed):
+            assert _run(fresh) == "unset"  # no spare: the start made the thread itself
+        assert _wait(lambda: len(growing._spares) == 1)  # its end started a spare
+        assert _wait(lambda: not fixed.threads())  # none kept
+        release = threading.Event()
+        for _ in range(3):  # at once: the first takes the spare, the others find none
+            growing.start(release.wait)
+        release.set()
+        assert growing._target == 2  # raised by one per start without a spare, up to 2
+        assert _wait(lambda: len(growing._spares) == 2)
+        assert _run(growing) == "unset"  # a spare ran nothing before
+    finally:
+        growing.close()
+        fixed.close()
+
+
 def test_scoped_executor_reuses_its_threads_only_until_shutdown() -> None:
     fresh = FreshThreads("t-scope", spares=0)
     capacity = threading.BoundedSemaphore(2)

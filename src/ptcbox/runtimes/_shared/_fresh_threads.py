@@ -44,11 +44,22 @@ class FreshThreads:
         name: Thread name prefix.
         spares: Threads kept started in advance, waiting for a task.
         idle_seconds: A spare ends after this many seconds without a task.
+        max_spares: Each start that finds no spare (and so starts a thread itself, on
+            its caller's time) raises the number of spares kept by one, up to this
+            (default: ``spares``): many tasks started at once find spares next time.
     """
 
-    def __init__(self, name: str, *, spares: int = 2, idle_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        spares: int = 2,
+        idle_seconds: float = 60.0,
+        max_spares: int | None = None,
+    ) -> None:
         self._name = name
         self._target = spares
+        self._max_target = spares if max_spares is None else max(spares, max_spares)
         self._idle_seconds = idle_seconds
         self._lock = threading.Lock()
         self._spares: list[queue.SimpleQueue[_Task | None]] = []
@@ -71,6 +82,8 @@ class FreshThreads:
             if self._closed:
                 raise RuntimeError("the thread pool is shut down")
             inbox = self._spares.pop() if self._spares else None
+            if inbox is None and self._target < self._max_target:
+                self._target += 1
         if inbox is None:
             self._new_thread(task)
         else:
