@@ -37,7 +37,7 @@ import os
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import orjson
@@ -127,7 +127,9 @@ def encode_message(
     return _HEADER.pack(size, kind) + payload
 
 
-def encode_plain_call(call_id: int, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+def encode_plain_call(
+    call_id: int, name: str, args: Sequence[Any], kwargs: dict[str, Any]
+) -> bytes:
     """Encode a ``call`` message whose arguments are plain scalars, as a kind-``J`` frame.
 
     What :func:`encode_message` with ``stdlib=True, orjson_safe=True`` produces for

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -62,6 +63,26 @@ def test_a_stopped_task_ends_its_thread_without_a_spare_and_close_ends_the_spare
         fresh.start(lambda: None)
 
 
+def test_starts_that_find_no_spare_raise_the_spares_kept_up_to_max_spares() -> None:
+    growing = FreshThreads("t-grow", spares=0, max_spares=2)
+    fixed = FreshThreads("t-fixed", spares=0)  # control: max_spares defaults to spares
+    try:
+        for fresh in (growing, fixed):
+            assert _run(fresh) == "unset"  # no spare: the start made the thread itself
+        assert _wait(lambda: len(growing._spares) == 1)  # its end started a spare
+        assert _wait(lambda: not fixed.threads())  # none kept
+        release = threading.Event()
+        for _ in range(3):  # at once: the first takes the spare, the others find none
+            growing.start(release.wait)
+        release.set()
+        assert growing._target == 2  # raised by one per start without a spare, up to 2
+        assert _wait(lambda: len(growing._spares) == 2)
+        assert _run(growing) == "unset"  # a spare ran nothing before
+    finally:
+        growing.close()
+        fixed.close()
+
+
 def test_scoped_executor_reuses_its_threads_only_until_shutdown() -> None:
     fresh = FreshThreads("t-scope", spares=0)
     capacity = threading.BoundedSemaphore(2)
@@ -92,4 +113,48 @@ def test_scoped_executor_reuses_its_threads_only_until_shutdown() -> None:
     second = ScopedExecutor(fresh, capacity)
     assert second.submit(work).result(10) == "unset"  # never the first's threads
     second.shutdown(wait=False)
+    fresh.close()
+
+
+def test_scoped_executor_that_never_ran_a_task_shuts_down_and_refuses_tasks() -> None:
+    """Most executions submit nothing: shutting such an executor down makes no thread,
+    and a task submitted afterwards is refused as after any shutdown."""
+    fresh = FreshThreads("t-unused", spares=0)
+    unused = ScopedExecutor(fresh)
+    unused.shutdown(wait=False, cancel_futures=True)
+    with pytest.raises(RuntimeError):
+        unused.submit(lambda: None)
+    assert not fresh.threads()
+    fresh.close()
+
+
+def _submit_when_ready(
+    executor: ScopedExecutor, ready: threading.Barrier, futures: list[Any], refused: list[int]
+) -> None:
+    ready.wait()
+    try:
+        futures.append(executor.submit(lambda: 1))
+    except RuntimeError:
+        refused.append(1)
+
+
+def test_scoped_executor_submit_racing_shutdown_runs_cancels_or_refuses_each_task() -> None:
+    """A task submitted while the executor shuts down (its first task: the executor
+    sets itself up then) is refused, cancelled or run; none is left pending."""
+    fresh = FreshThreads("t-race", spares=0)
+    refused: list[int] = []
+    futures: list[Any] = []
+    for _ in range(200):
+        executor = ScopedExecutor(fresh)
+        ready = threading.Barrier(2)
+        thread = threading.Thread(
+            target=_submit_when_ready, args=(executor, ready, futures, refused)
+        )
+        thread.start()
+        ready.wait()
+        executor.shutdown(wait=False, cancel_futures=True)
+        thread.join(10)
+    assert len(refused) + len(futures) == 200
+    assert all(_wait(future.done) for future in futures)
+    assert _wait(lambda: not fresh.threads())
     fresh.close()

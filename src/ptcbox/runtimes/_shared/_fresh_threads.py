@@ -34,6 +34,7 @@ REUSE = "reuse"
 (no tool, no callable of the host), so it holds no thread-local state of anyone's."""
 
 _Task = Callable[[], object]
+_LAZY_LOCK = threading.Lock()  # makes a ScopedExecutor's condition once
 
 
 class FreshThreads:
@@ -43,11 +44,22 @@ class FreshThreads:
         name: Thread name prefix.
         spares: Threads kept started in advance, waiting for a task.
         idle_seconds: A spare ends after this many seconds without a task.
+        max_spares: Each start that finds no spare (and so starts a thread itself, on
+            its caller's time) raises the number of spares kept by one, up to this
+            (default: ``spares``): many tasks started at once find spares next time.
     """
 
-    def __init__(self, name: str, *, spares: int = 2, idle_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        spares: int = 2,
+        idle_seconds: float = 60.0,
+        max_spares: int | None = None,
+    ) -> None:
         self._name = name
         self._target = spares
+        self._max_target = spares if max_spares is None else max(spares, max_spares)
         self._idle_seconds = idle_seconds
         self._lock = threading.Lock()
         self._spares: list[queue.SimpleQueue[_Task | None]] = []
@@ -70,6 +82,8 @@ class FreshThreads:
             if self._closed:
                 raise RuntimeError("the thread pool is shut down")
             inbox = self._spares.pop() if self._spares else None
+            if inbox is None and self._target < self._max_target:
+                self._target += 1
         if inbox is None:
             self._new_thread(task)
         else:
@@ -167,7 +181,7 @@ class ScopedExecutor(concurrent.futures.Executor):
     def __init__(self, fresh: FreshThreads, capacity: threading.Semaphore | None = None) -> None:
         self._fresh = fresh
         self._capacity = capacity
-        self._cond = threading.Condition(threading.Lock())
+        self._cond: threading.Condition | None = None  # made by the first submit
         self._tasks: collections.deque[tuple[concurrent.futures.Future[Any], _Task]] = (
             collections.deque()
         )
@@ -183,22 +197,32 @@ class ScopedExecutor(concurrent.futures.Executor):
             RuntimeError: After :meth:`shutdown`.
         """
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        with self._cond:
+        cond = self._cond or self._make_cond()
+        with cond:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._tasks.append((future, lambda: fn(*args, **kwargs)))
             if self._idle:
-                self._cond.notify()
+                cond.notify()
                 return future
         self._fresh.start(self._work)
         return future
 
+    def _make_cond(self) -> threading.Condition:
+        """The executor's condition, made once (most executions never submit a task)."""
+        with _LAZY_LOCK:
+            if self._cond is None:
+                self._cond = threading.Condition(threading.Lock())
+            return self._cond
+
     def _work(self) -> None:
+        cond = self._cond
+        assert cond is not None  # a task was submitted
         while True:
-            with self._cond:
+            with cond:
                 while not self._tasks and not self._closed:
                     self._idle += 1
-                    self._cond.wait()
+                    cond.wait()
                     self._idle -= 1
                 if not self._tasks:
                     return
@@ -224,9 +248,14 @@ class ScopedExecutor(concurrent.futures.Executor):
             wait: Ignored (the threads end on their own; see :meth:`FreshThreads.threads`).
             cancel_futures: Cancel the tasks not started yet.
         """
-        with self._cond:
+        with _LAZY_LOCK:
+            cond = self._cond
+            if cond is None:  # nothing was ever submitted: nothing to cancel or wake
+                self._closed = True
+                return
+        with cond:
             self._closed = True
             if cancel_futures:
                 while self._tasks:
                     self._tasks.popleft()[0].cancel()
-            self._cond.notify_all()
+            cond.notify_all()

@@ -107,8 +107,11 @@ class CallHandler(CallTrace):
             self.worker.sock.sendall(data)
 
     def _reply(self, data: bytes) -> None:
-        with contextlib.suppress(OSError):  # the worker is gone
-            self._sendall(data)
+        try:
+            with self._send_lock:
+                self.worker.sock.sendall(data)
+        except OSError:  # the worker is gone
+            pass
 
     def _send_later(self, data: bytes) -> None:
         """Queue a frame for the worker (any thread); never blocks.
@@ -376,10 +379,14 @@ def decode_arguments(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any]
     """
     plain = _PLAIN
     try:
-        if not all(type(value) in plain for value in args):
-            args = [decode(value) for value in args]
-        if not all(type(value) in plain for value in kwargs.values()):
-            kwargs = {key: decode(value) for key, value in kwargs.items()}
+        for value in args:  # loops, not all(...): no generator per call
+            if type(value) not in plain:
+                args = [decode(value) for value in args]
+                break
+        for value in kwargs.values():
+            if type(value) not in plain:
+                kwargs = {key: decode(value) for key, value in kwargs.items()}
+                break
     except ValueError as exc:
         raise WireProtocolError(f"malformed tool arguments: {exc}") from None
     return args, kwargs

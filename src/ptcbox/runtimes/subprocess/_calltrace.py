@@ -66,10 +66,11 @@ class PendingCall:
         self.scope: CallScope | None = None  # for projections that ask (ToolSpec.scoped)
 
     def callee(self) -> Callable[..., Any]:
-        """What to call with the arguments: the projection, in its scope if it asks."""
+        """What to call with the arguments: :attr:`ToolSpec.call` (the projection, or a
+        ``DirectProjection``'s function, as ThreadRuntime calls it), in its scope if it asks."""
         if self.scope is None:
-            return self.spec.projection
-        return functools.partial(call_in_scope, self.scope, self.spec.projection)
+            return self.spec.call
+        return functools.partial(call_in_scope, self.scope, self.spec.call)
 
 
 class CallTrace:

@@ -18,6 +18,8 @@ from ptcbox.runtimes._shared._fresh_threads import FreshThreads
 
 __all__ = ["ChannelThreads"]
 
+_MAX_SPARES = 8
+
 
 class ChannelThreads:
     """Run each callable in a daemon thread of its own.
@@ -28,7 +30,11 @@ class ChannelThreads:
     """
 
     def __init__(self, name: str, idle_seconds: float = 30.0) -> None:
-        self._fresh = FreshThreads(name, spares=2, idle_seconds=idle_seconds)
+        # more spares once executions start faster than 2 spares are replaced (8 in
+        # flight: 18% of starts found none and started their thread on the loop)
+        self._fresh = FreshThreads(
+            name, spares=2, idle_seconds=idle_seconds, max_spares=_MAX_SPARES
+        )
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` in a thread that ran nothing before and ends after it.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import math
 import os
 import signal
 import socket
@@ -185,8 +186,9 @@ class WorkerChannel:
     def send_frame(self, frame: bytes) -> None:
         """Send one encoded message frame, after the output written before it."""
         with self.send_lock:
-            pending = self.stdout.take_frames() + self.stderr.take_frames()
-            self.sock.sendall(pending + frame if pending else frame)
+            if self.stdout._parts or self.stderr._parts:
+                frame = self.stdout.take_frames() + self.stderr.take_frames() + frame
+            self.sock.sendall(frame)
 
     # -- receiving -----------------------------------------------------------------------
 
@@ -274,28 +276,24 @@ class WorkerChannel:
             ToolError: The tool failed.
             ToolCallLimitExceeded: ``max_tool_calls`` was reached.
         """
-        plain_args = _plain(args)
-        plain_kwargs = _plain_keywords(kwargs)
-        if plain_args is None or not plain_kwargs:
+        size = _plain_text_size(args, kwargs)
+        if size is None:
             for value in (*args, *kwargs.values()):
                 check_argument(name, value)
             over = json_size_over([args, kwargs], MAX_TOOL_DATA_BYTES)
             if over:
                 raise argument_size_error(name, over)
-        else:  # scalars and ASCII text: the text is the size
-            size = 0
-            for value in (*plain_args, *kwargs.values()):
-                if type(value) is str:
-                    size += len(value)
-            if size > MAX_TOOL_DATA_BYTES:
-                raise argument_size_error(name, size)
+        elif size > MAX_TOOL_DATA_BYTES:  # scalars and ASCII text: the text is the size
+            raise argument_size_error(name, size)
         self._next_id += 1
         call_id = self._next_id
         loop = asyncio._get_running_loop()
         try:
-            if plain_args is not None and plain_kwargs and loop is None:  # the usual case
-                self.send_frame(encode_plain_call(call_id, name, plain_args, kwargs))
+            if size is not None and loop is None:  # the usual case
+                self.send_frame(encode_plain_call(call_id, name, args, kwargs))
             else:
+                plain_args = _plain(args)
+                plain_kwargs = _plain_keywords(kwargs)
                 message = {
                     "t": "call",
                     "id": call_id,
@@ -373,16 +371,35 @@ _PLAIN = (str, int, float, bool, type(None))
 
 
 def _plain(values: Any) -> list[Any] | None:
-    """``list(values)`` when every value is a plain str/int/float/bool/None, else None.
-
-    Such values cross as JSON unchanged (``to_jsonable`` is the identity on them, apart
-    from lone surrogates, huge ints and NaN, which take the slow path).
-    """
+    """``list(values)`` when every value is a plain str/int/float/bool/None, else None:
+    values that cross as JSON unchanged (lone surrogates, huge ints and NaN do not)."""
     out = list(values)
     for value in out:
         if not plain_scalar(value, -(2**62) + 1, 2**62):  # -(2**62) < value < 2**62
             return None
     return out
+
+
+def _plain_text_size(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """The characters of text in the arguments when :func:`_plain` and :func:`_plain_keywords`
+    accept them, else ``None``: the usual call's check, in one pass and building no list."""
+    size = 0
+    for values in (args, kwargs.values()):
+        for value in values:
+            kind = type(value)
+            if kind is str:
+                if not value.isascii():
+                    return None
+                size += len(value)
+            elif kind is int:
+                if not -(2**62) < value < 2**62:
+                    return None
+            elif kind is float:
+                if not math.isfinite(value):
+                    return None
+            elif kind is not bool and value is not None:
+                return None
+    return size if all(map(str.isascii, kwargs)) else None
 
 
 def _plain_keywords(kwargs: dict[str, Any]) -> bool:
