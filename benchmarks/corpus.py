@@ -168,7 +168,9 @@ def _cell(verdicts: Verdicts | str, ids: list[str]) -> str:
     if isinstance(verdicts, str):
         return verdicts
     passed = sum(1 for i in ids if verdicts[i] is None)
-    return f"{passed}/{len(ids)} ({100 * passed / len(ids):.0f}%)"
+    share = 100 * passed / len(ids)
+    digits = 1 if round(share) in (0, 100) and 0 < passed < len(ids) else 0  # not 330/331 (100%)
+    return f"{passed}/{len(ids)} ({share:.{digits}f}%)"
 
 
 def render_table(snippets: list[Snippet], columns: dict[str, Verdicts | str]) -> str:

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import io
 import json
+import math
 import os
 import platform
 import statistics
@@ -471,7 +472,7 @@ def render_markdown(rows: list[Row], forks: list[float]) -> str:
         cells = []
         for case in LATENCY_CASES:
             times = row.latencies[case.name]
-            p90 = sorted(times)[int(0.9 * (len(times) - 1))]
+            p90 = sorted(times)[math.ceil(0.9 * len(times)) - 1]  # nearest rank
             base = _med(ref.latencies[case.name]) if ref else float("nan")
             cells += [f"{_med(times) * 1e3:.3f} ({p90 * 1e3:.3f})", f"{_med(times) / base:.2f}"]
         out.append(f"| {row.name} | " + " | ".join(cells) + " |")
