@@ -383,6 +383,35 @@ async def test_on_output_receives_everything_on_the_loop(runtime: Any) -> None:
     assert all(on_loop)
 
 
+async def test_an_observer_that_raises_is_reported_and_the_execution_goes_on(
+    runtime: Any,
+) -> None:
+    """A raising observer is the caller's bug: every runtime reports it to the loop's
+    exception handler and runs the snippet to its end (it used to stop a
+    SubprocessRuntime execution after its first tool call and raise out of execute)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+
+    def broken(*_args: Any) -> None:
+        raise RuntimeError("observer bug")
+
+    code = "for i in range(3):\n    print(add(a=i, b=1))\n'end'"
+    try:
+        result = await runtime.execute(code, tools(), on_tool_call=broken, on_output=broken)
+        await asyncio.sleep(0.2)  # observers are scheduled on the loop
+    finally:
+        loop.set_exception_handler(previous)
+    assert result.ok, result.error
+    assert result.stdout == "1\n2\n3\n"
+    assert result.value == "end"
+    assert [call.ok for call in result.tool_calls] == [True, True, True]
+    assert len(reported) >= 4  # three tool calls and at least one output chunk
+    assert {context["message"] for context in reported} == {"ptcbox: an execution observer raised"}
+    assert all(str(context["exception"]) == "observer bug" for context in reported)
+
+
 # --- namespace and globals ----------------------------------------------------------
 
 

@@ -53,7 +53,9 @@ class CodeRuntime(Protocol):
             extra_globals: More names for the snippet (JSON-compatible data for
                 process-isolated runtimes); tools win on name clashes.
             on_tool_call: Observer of finished tool calls.
-            on_output: Observer of output chunks as they are written.
+            on_output: Observer of output chunks as they are written. An observer that
+                raises is reported to the loop's exception handler and the execution
+                goes on (the result does not change).
 
         Returns:
             The frozen result.

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OutputBuffer",
     "Relay",
+    "call_observer",
     "cap_text",
     "output_flood",
     "output_stop_bytes",
@@ -363,14 +364,8 @@ class Relay:
             self._call(self._on_output, kind, "".join(parts))
 
     def _call(self, callback: Callable[..., object] | None, *args: Any) -> None:
-        if callback is None:
-            return
-        try:
-            callback(*args)
-        except Exception as exc:
-            self._loop.call_exception_handler(
-                {"message": "ptcbox: an execution observer raised", "exception": exc}
-            )
+        if callback is not None:
+            call_observer(self._loop, callback, *args)
 
     def close(self) -> None:
         """Deliver what is queued, then drop everything later (on the loop)."""
@@ -378,3 +373,22 @@ class Relay:
         with self._lock:
             self._closed = True
             self._queue.clear()
+
+
+def call_observer(
+    loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: Any
+) -> None:
+    """Call an execution's observer (``on_tool_call``, ``on_output``) on ``loop``.
+
+    The same in every runtime: an exception the observer raises is the caller's bug, not
+    the snippet's, and it must not cost the snippet its run (tool calls half done, output
+    lost). It goes to ``loop.call_exception_handler`` (logged by default, as asyncio
+    reports a failing callback) and the execution goes on; the result and its trace are
+    unchanged.
+    """
+    try:
+        callback(*args)
+    except Exception as exc:
+        loop.call_exception_handler(
+            {"message": "ptcbox: an execution observer raised", "exception": exc}
+        )

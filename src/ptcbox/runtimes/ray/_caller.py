@@ -25,6 +25,7 @@ from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec, jsonable_arguments
+from ptcbox.runtimes._shared._output import call_observer
 from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes._shared._value import (
     MAX_TOOL_DATA_BYTES,
@@ -89,7 +90,6 @@ class CallerExecution:
         Raises:
             WireProtocolError: The actor sent something malformed.
             ray.exceptions.RayActorError: The actor died.
-            Exception: An observer raised (re-raised here).
         """
         try:
             async for text in stream:
@@ -103,7 +103,8 @@ class CallerExecution:
                             task.cancel()
                     elif kind == "record":
                         if self._on_tool_call is not None:
-                            self._on_tool_call(record_from_data(event.get("r") or {}))
+                            record = record_from_data(event.get("r") or {})
+                            call_observer(self._loop, self._on_tool_call, record)
                     elif kind == "out":
                         self._output(event)
                     elif kind in ("result", "raise", "cancelled"):
@@ -128,7 +129,7 @@ class CallerExecution:
             self._kept += len(text)
             (self.stdout if stream == "stdout" else self.stderr).append(text)
         if self._on_output is not None:
-            self._on_output(str(stream), text)
+            call_observer(self._loop, self._on_output, str(stream), text)
 
     def _start(self, event: dict[str, Any]) -> None:
         call_id, name, kwargs = event.get("id"), event.get("name"), event.get("kwargs")

@@ -30,7 +30,7 @@ from ptcbox.runtimes._shared._clock import CallScope, Deadline
 from ptcbox.runtimes._shared._codec import decode
 from ptcbox.runtimes._shared._error_text import describe_exception
 from ptcbox.runtimes._shared._host import ToolSpec
-from ptcbox.runtimes._shared._output import OutputBuffer
+from ptcbox.runtimes._shared._output import OutputBuffer, call_observer
 from ptcbox.runtimes._shared._tool_errors import exception_payload
 from ptcbox.runtimes._shared._value import MAX_TOOL_DATA_BYTES, json_size_over, result_size_error
 from ptcbox.runtimes._wire import encode_message, field, reply_frame
@@ -97,10 +97,7 @@ class CallHandler(CallTrace):
     def _observe(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._finished.done():
             return
-        try:
-            fn(*args)
-        except Exception as exc:  # an observer raised: the caller's bug, re-raised
-            self._finish(("observer", exc))
+        call_observer(self._loop, fn, *args)
 
     def _sendall(self, data: bytes) -> None:
         with self._send_lock:

@@ -67,8 +67,8 @@ _CALL_PREFIX = re.compile(rb'\{"t": ?"call"')
 
 Outcome = tuple[str, Any]
 """``("done", message)``, ``("timeout", None)``, ``("eof", None)``,
-``("protocol", WireProtocolError)``, ``("limit", (LimitExceeded, note))``,
-``("refused", PreflightFailure)`` or ``("observer", exception)``."""
+``("protocol", WireProtocolError)``, ``("limit", (LimitExceeded, note))``
+or ``("refused", PreflightFailure)``."""
 
 
 class HostExecution(CallHandler):

@@ -387,8 +387,6 @@ class SubprocessRuntime:
             executor.shutdown(wait=False, cancel_futures=True)
         if outcome[0] == "refused":  # a call that cannot work: failed before any tool ran
             return outcome, refused(outcome[1], started)
-        if outcome[0] == "observer":
-            raise outcome[1]
         if outcome[0] == "eof" and self._closed:
             raise RuntimeClosedError("SubprocessRuntime")
         result = build_result(execution, outcome, seconds, time.perf_counter() - started)
