@@ -426,8 +426,9 @@ def _reference(rows: list[Row]) -> Row | None:
     return next((r for r in ok if "SubprocessRuntime" in r.name), None)
 
 
-def render_markdown(rows: list[Row], forks: list[float]) -> str:
-    """Both tables as Markdown: medians over rounds, ratios to the reference row."""
+def render_markdown(rows: list[Row], forks: list[float], pace_s: float | None = None) -> str:
+    """Both tables as Markdown: medians over rounds, ratios to the reference row
+    (``pace_s``: the latency rows' pace in seconds, the default Settings' if ``None``)."""
     ref = _reference(rows)
     ref_name = ref.name if ref else "none"
     fork = _med(forks) if forks else float("nan")
@@ -457,7 +458,7 @@ def render_markdown(rows: list[Row], forks: list[float]) -> str:
         out.append(f"| {row.name} | {row.isolation} | " + " | ".join(cells) + " |")
     out += [
         "",
-        f"Single-execution latency, paced {Settings().pace_s * 1e3:.0f} ms, median ms "
+        f"Single-execution latency, paced {(pace_s or Settings().pace_s) * 1e3:.0f} ms, median ms "
         f"(p90); x = median / {ref_name}'s.",
         "",
         "| runtime | " + " | ".join(
@@ -527,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, forks = run_throughput(
         entries, settings, None if args.json else lambda text: print(text, file=sys.stderr)
     )
-    text = render_markdown(rows, forks)
+    text = render_markdown(rows, forks, settings.pace_s)
     if args.markdown:
         Path(args.markdown).write_text(text, encoding="utf-8")
     print(json.dumps(to_json(rows, forks), indent=1) if args.json else text)

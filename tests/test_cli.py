@@ -334,3 +334,16 @@ def test_source_is_decoded_as_cpython_decodes_a_script(workdir: Path) -> None:
     bad = _run_bytes("run", "-", cwd=workdir, stdin=b"# coding: nope\nprint(1)\n")
     assert bad.returncode == 2
     assert bad.stderr.decode() == "ptcbox run: cannot read stdin: unknown encoding: nope\n"
+
+
+def test_python_dash_m_ptcbox_is_the_ptcbox_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ptcbox", "run", "-"],
+        input="print(6 * 7)\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "42" in done.stdout
