@@ -12,7 +12,9 @@ object ``marshal``-ed (base64 in the JSON ``run`` message), in two cases:
   parse instead of two, and the worker decodes instead of compiling. The transform is
   linear in the source: ~0.8 ms per KiB; of 19 shapes of 1 KiB tried (nested lambdas,
   comparison and attribute chains, nested blocks, ``match`` ...) the slowest took 3.3
-  ms on a loaded machine, so the event loop is held for a few milliseconds at most;
+  ms on a loaded machine, so the event loop is held for a few milliseconds at most
+  (constant folding of repeated sequences held it ~45 ms: such snippets are left to
+  the worker, see :func:`_may_fold_large`);
 * a repeated snippet (up to :data:`HOST_COMPILE_MAX_CHARS`): its second sight starts
   the compile in a background thread (``block=False``) and still leaves that run to
   the worker; later runs get the code object. A long compile costs the loop no more
@@ -102,7 +104,13 @@ def host_compiled(
         return None
     key = (code, policy.restricted)
     if inline and len(code) <= HOST_INLINE_MAX_CHARS:
-        return _compiled_now(key, tree)
+        if code.count("*") > _FEW_STARS and tree is None:  # parsed once, used twice
+            try:
+                tree = ast.parse(code, filename=SNIPPET_FILENAME, mode="exec")
+            except Exception:  # the worker compiles it and reports the error
+                return None
+        if not _may_fold_large(code, tree):
+            return _compiled_now(key, tree)
     if key not in _seen:
         _seen[key] = None
         if len(_seen) > _SEEN_SIZE:
@@ -111,6 +119,56 @@ def host_compiled(
     if block:
         return _host_compiled(code, policy.restricted)
     return _compiled_off_thread(key)
+
+
+def _may_fold_large(code: str, tree: ast.Module | None) -> bool:
+    """Whether ``compile`` may fold a repetition of a sequence (``'a' * 4096``, ``(s,) *
+    256``) in ``code``. It folds ``+`` of the results without a size limit: 1 KiB of
+    such source held the event loop ~45 ms (redteam17: ``(s,) * 256``, ``s`` the sum of
+    105 ``'a' * 4096``; compile interns each of the 256 references, scanning 430 KB each
+    time), other shapes of 1 KiB ~1-3 ms. Those are left to the worker, as before.
+
+    Up to :data:`_FEW_STARS` ``*`` in the text fold ~2 ms at most (seven ``'a' * 4096``
+    added, in a 256-tuple): the walk of the tree (~0.14 ms for 750 characters, a
+    quarter of their compile) is only for snippets with more."""
+    if code.count("*") <= _FEW_STARS or tree is None:
+        return False
+    nodes: list[ast.AST] = []  # every node before its descendants
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    kinds: dict[int, int] = {}  # id(node): its kind, found for descendants first
+    for node in reversed(nodes):  # one pass: a chain of 500 '*' stays linear
+        kind = _kind(node, kinds)
+        if kind:
+            kinds[id(node)] = kind
+            if kind == _SEQUENCE and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                return True
+    return False
+
+
+_FEW_STARS = 8
+_NOT_CONSTANT, _NUMBER, _SEQUENCE = 0, 1, 2
+
+
+def _kind(node: ast.AST, kinds: dict[int, int]) -> int:
+    """What the compiler's constant folding may make of ``node`` (its children's kinds
+    in ``kinds``): no constant, a number (ints fold to 128 bits at most), or a
+    str/bytes/tuple."""
+    if isinstance(node, ast.Constant):
+        return _SEQUENCE if isinstance(node.value, str | bytes) else _NUMBER
+    if isinstance(node, ast.Tuple):
+        every = all(kinds.get(id(e)) for e in node.elts)
+        return _SEQUENCE if every else _NOT_CONSTANT
+    if isinstance(node, ast.UnaryOp):
+        return kinds.get(id(node.operand), _NOT_CONSTANT)
+    if isinstance(node, ast.BinOp):
+        left = kinds.get(id(node.left), _NOT_CONSTANT)
+        right = kinds.get(id(node.right), _NOT_CONSTANT)
+        return max(left, right) if left and right else _NOT_CONSTANT
+    return _NOT_CONSTANT
 
 
 def _compiled_off_thread(key: tuple[str, bool]) -> list[Any] | None:
