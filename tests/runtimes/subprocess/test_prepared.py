@@ -11,8 +11,10 @@ refused snippet is never used again.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -21,7 +23,7 @@ from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.runtimes._shared._host import ToolTable
 from ptcbox.runtimes._shared._preflight import preflight_parsed
 from ptcbox.runtimes._wire import FrameDecoder, parse_message
-from ptcbox.runtimes.subprocess import _execution, _prepared
+from ptcbox.runtimes.subprocess import _compile, _execution, _prepared
 from ptcbox.runtimes.subprocess._compile import HOST_INLINE_MAX_CHARS, host_compiled
 from ptcbox.runtimes.subprocess.worker._config import decode_compiled
 from ptcbox.sandbox import SandboxPolicy, compile_snippet
@@ -335,3 +337,60 @@ async def test_a_folding_bomb_does_not_hold_the_event_loop_for_its_compile(
         await ticker
     assert (result.ok, result.stdout) == (True, "256\n"), result.error
     assert max(ticks) < compile_cpu / 2, (max(ticks), compile_cpu)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 1000\nprint(x is 1000)\n",
+        "x = 1\nassert (x, 'why')\n",
+        "try:\n    [1, 2](3)\nexcept TypeError:\n    print('not callable')\n",
+        "print(1 is not -1)\n",
+    ],
+)
+async def test_compile_warnings_are_the_snippets_on_every_path(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], code: str
+) -> None:
+    """The compiler's ``SyntaxWarning`` is in the result's stderr whoever compiles: new
+    (inline or in the worker) or repeated (compiled off the loop); none reaches the
+    host's stderr. A host compile wrote it to the host's stderr, and the result had
+    none."""
+    free = [True]
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: free[0])
+    stamp = time.perf_counter_ns()
+    results = []
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as rt:
+        for worker_first in (True, False):
+            free[0] = worker_first
+            source = f"{code}# {worker_first} {stamp}\n"
+            for _ in range(4):  # new, seen twice (compiled off the loop), then shipped
+                results.append(await rt.execute(source, {}))
+                await asyncio.sleep(0.05)
+    assert all(r.ok for r in results), [r.error for r in results]
+    assert "SyntaxWarning" in results[0].stderr
+    assert {(r.stdout, r.stderr) for r in results} == {(results[0].stdout, results[0].stderr)}
+    assert "SyntaxWarning" not in capfd.readouterr().err
+
+
+def test_every_compile_warning_is_foreseen() -> None:
+    """Operands in the shapes compile.c warns about: each snippet whose compile warns is
+    one the host leaves to the worker (text and tree both say it may warn)."""
+    operands = ["1", "'a'", "(1, 2)", "()", "[1]", "{1}", "{1: 2}", "(x for x in y)", "f'{x}'"]
+    operands += ["lambda: 1", "-1", "1 + 1", "None", "...", "1j", "x", "x.y", "x()"]
+    shapes = ["{a} is {b}", "{a} is not {b}", "{a}({b})", "{a} \\\n ({b})", "{a}[{b}]"]
+    shapes += ["assert ({a}, {b})"]
+    warned = 0
+    for a, b in ((a, b) for a in operands for b in operands):
+        for shape in shapes:
+            source = "y = []\nx = 1\n" + shape.format(a=a, b=b) + "\n"
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    compile(source, "<snippet>", "exec")
+                except SyntaxError:
+                    continue
+            if any(issubclass(w.category, SyntaxWarning) for w in caught):
+                warned += 1
+                assert _compile._may_warn(source), source
+                assert _compile._compile_may_warn(ast.parse(source)), source
+    assert warned > 300
