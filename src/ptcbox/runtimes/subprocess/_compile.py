@@ -107,9 +107,8 @@ def host_compiled(
     key = (code, policy.restricted)
     if inline and len(code) <= HOST_INLINE_MAX_CHARS:
         if code.count("*") > _FEW_STARS and tree is None:  # parsed once, used twice
-            try:
-                tree = ast.parse(code, filename=SNIPPET_FILENAME, mode="exec")
-            except Exception:  # the worker compiles it and reports the error
+            tree = _parsed(code)
+            if tree is None:  # the worker compiles it and reports what it must
                 return None
         if not _may_fold_large(code, tree):
             return _compiled_now(key, tree)
@@ -240,12 +239,11 @@ def _policy(restricted: bool) -> SandboxPolicy:
 
 def _compile_fields(code: str, restricted: bool, tree: ast.Module | None) -> list[Any] | None:
     policy = _policy(restricted)
+    if _NEW_PARSER_WARNINGS and _PARSE_MAY_WARN.search(code) is not None:
+        return None  # its parse may warn: the worker's parse must (see _parsed)
     if _may_warn(code):
-        try:
-            tree = tree or ast.parse(code, filename=SNIPPET_FILENAME, mode="exec")
-        except Exception:  # the worker compiles it and reports the error
-            return None
-        if _compile_may_warn(tree):
+        tree = tree or _parsed(code)
+        if tree is None or _compile_may_warn(tree):  # the worker compiles it
             return None
     try:
         compiled = compile_snippet(
@@ -262,16 +260,26 @@ def _compile_fields(code: str, restricted: bool, tree: ast.Module | None) -> lis
     return fields if len(fields[1]) <= HOST_COMPILE_MAX_BYTES * 4 // 3 + 4 else None
 
 
+def _parsed(code: str) -> ast.Module | None:
+    """``code`` parsed, or ``None`` if it does not parse or its parse may warn (from 3.12
+    on, of invalid escapes and number suffixes): a worker given the code object does not
+    parse, so the warning would be the host's, not the snippet's."""
+    if _NEW_PARSER_WARNINGS and _PARSE_MAY_WARN.search(code) is not None:
+        return None
+    try:
+        return ast.parse(code, filename=SNIPPET_FILENAME, mode="exec")
+    except Exception:
+        return None
+
+
 def _may_warn(code: str) -> bool:
     """Whether the text has what :func:`_compile_may_warn` looks for: ``is``,
     ``assert``, or a bracket after a literal's last character (a quote, ``)``, ``]``,
-    ``}``, a number, ``None``/``True``/``False``); from 3.12 on a backslash or a number
-    with a suffix too (the parse warns of invalid escapes and such numbers, and a worker
-    given the code object does not parse). A comment between a literal and its bracket
-    (``("a"  # why`` then ``(1))``) is not looked through. ~3 µs per 240 characters."""
+    ``}``, a number, ``None``/``True``/``False``). A comment between a literal and its bracket
+    (``("a"  # why`` then ``(1))``) is not looked through. ~12 µs per 240 characters."""
     if "is" in code and _IS.search(code) is not None:
         return True
-    if "assert" in code or (_NEW_PARSER_WARNINGS and _PARSE_MAY_WARN.search(code)):
+    if "assert" in code:
         return True
     for match in _BRACKET.finditer(code):  # what precedes each bracket: linear
         end = match.start()
