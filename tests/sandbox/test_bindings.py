@@ -140,6 +140,14 @@ _BINDS_A_BUILTIN = [
     "del range",
     "ｒａｎｇｅ = 1",  # NFKC makes it "range"
     "print(f'{(enumerate := 2)}')",
+    # the bound name ends its line and the next line opens with "(": not a call
+    "import m as range\n(0)",
+    "from m import enumerate\n(print)(1)",
+    "from m import a as range  \r\n(0)",
+    "import m as range\r(0)",
+    "import m as range\x0c\n(0)",
+    "del range\n(0)",
+    "for i in [0]:\n    import m as range\n(0)\nfor i in range(3):\n    x = i * i",
 ]
 
 
@@ -205,3 +213,14 @@ def test_the_index_built_on_demand_gives_the_trees_of_the_index_built_first(
         assert outputs[0] == outputs[1], source[:200]
         compared += 1
     assert compared > 100
+
+
+def test_a_builtin_bound_at_the_end_of_a_line_is_still_the_snippets_own() -> None:
+    """The name bound by ``import ... as range`` ends its line; the next line opens with
+    ``(``. The loop over the snippet's ``range`` must run as before (no numeric-loop
+    check refusing its items), like the same snippet without the ``(`` line."""
+    plain = "from itertools import repeat as range\nfor i in range('ab', 2):\n    print(i * 3)\n"
+    opened = plain.replace("\n", "\n(0)\n", 1)
+    for code in (plain, opened):
+        compiled = compile_snippet(code, SandboxPolicy(), cache=False)
+        assert "_numiter_" not in compiled.code.co_names, code

@@ -71,9 +71,12 @@ _ASKED_TYPES = frozenset(
 
 _RESUMING = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFor, ast.AsyncWith})
 _SHADOWABLE = ("range", "enumerate")
+_CALLED = r"[ \t\f]*(?:\\(?:\r\n?|\n)[ \t\f]*)*\("
+"""What follows a called name: ``(`` on the same logical line. Not a newline: a name an
+``import``/``del`` binds may end its line, and the next line open with ``(``."""
 _MAY_BIND = {  # an occurrence not followed by "(", or a def/class of the name
     name: (
-        re.compile(rf"{name}(?<!\w{name})(?!\w)(?![\s\\]*\()"),
+        re.compile(rf"{name}(?<!\w{name})(?!\w)(?!{_CALLED})"),
         re.compile(rf"def(?<!\wdef)[\s\\]+{name}(?!\w)"),
         re.compile(rf"class(?<!\wclass)[\s\\]+{name}(?!\w)"),
     )

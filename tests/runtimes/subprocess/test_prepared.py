@@ -11,7 +11,10 @@ refused snippet is never used again.
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -20,7 +23,7 @@ from ptcbox import DirectProjection, SubprocessRuntime
 from ptcbox.runtimes._shared._host import ToolTable
 from ptcbox.runtimes._shared._preflight import preflight_parsed
 from ptcbox.runtimes._wire import FrameDecoder, parse_message
-from ptcbox.runtimes.subprocess import _execution, _prepared
+from ptcbox.runtimes.subprocess import _compile, _execution, _prepared
 from ptcbox.runtimes.subprocess._compile import HOST_INLINE_MAX_CHARS, host_compiled
 from ptcbox.runtimes.subprocess.worker._config import decode_compiled
 from ptcbox.sandbox import SandboxPolicy, compile_snippet
@@ -268,3 +271,126 @@ def test_a_cpu_is_free_reads_the_runnable_count(
     assert _prepared.a_cpu_is_free() is False  # unreadable: the serial path
     monkeypatch.setattr(_prepared, "_LOADAVG_PATH", str(tmp_path / "absent"))
     assert _prepared.a_cpu_is_free() is False
+
+
+def _folding_bomb() -> str:
+    """1 KiB whose ``compile`` folds a 430 KB string into a 256-tuple (and interns every
+    reference, scanning the string each time): ~45 ms of CPU, other shapes ~1-3 ms."""
+    return "x = (" + "+".join(["'a'*4096"] * 105) + ",)*256\nprint(len(x))\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "inline"),
+    [
+        (_folding_bomb(), False),
+        ("x = ('ab',) * 3\n" + "y = 'c' * 2\n" * 8, False),
+        ("x = -(1,) * (2 + 1)\n" + "# *\n" * 8, False),
+        ("x = ('ab',) * 3\n", True),  # folds ~2 ms at most with up to 8 stars
+        ("x = " + "*".join(["1"] * 150) + "\n", True),  # numbers only
+        ("y = 2 * 3\n" * 60, True),
+        ("x = 60 * 60 * 24\ny = [1] * 3\nz = x * 2\n", True),  # numbers, a list, a name
+        ("def f(*a, **k): return a\nprint(*f(2))\n", True),
+    ],
+)
+def test_a_snippet_that_folds_a_repeated_sequence_is_not_compiled_on_the_loop(
+    code: str, inline: bool
+) -> None:
+    """Constant folding adds repeated sequences without a size limit: such a snippet is
+    left to the worker (or the background compile) like a long one; others are not."""
+    specs = ToolTable().resolve(_tools([]))
+    for parsed in (True, False):  # the check's tree (tools), or none (no tools)
+        source = f"{code}# {time.perf_counter_ns()}\n"
+        assert len(source) <= HOST_INLINE_MAX_CHARS
+        failure, tree = preflight_parsed(source, specs if parsed else {}, set())
+        assert failure is None and (tree is not None) == parsed
+        fields = host_compiled(source, SandboxPolicy(), block=False, inline=True, tree=tree)
+        assert (fields is not None) == inline
+
+
+async def test_a_folding_bomb_does_not_hold_the_event_loop_for_its_compile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loop's CPU per tick while running it stays below half its compile (it held
+    the loop for the whole compile when the host compiled it inline)."""
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: False)
+    code = _folding_bomb() + f"# {time.perf_counter_ns()}\n"
+    started = time.thread_time()
+    compile_snippet(code, SandboxPolicy(), os_enforced_limits=True, cache=False)
+    compile_cpu = time.thread_time() - started
+    ticks: list[float] = []
+    stop = False
+
+    async def tick() -> None:
+        while not stop:
+            before = time.thread_time()
+            await asyncio.sleep(0)
+            ticks.append(time.thread_time() - before)
+
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as rt:
+        baseline = await rt.execute("print(1)\n", {})  # the pool is up: no start-up tick
+        assert baseline.ok, baseline.error
+        ticker = asyncio.create_task(tick())
+        while not ticks:  # the ticker runs before the execution's prepare
+            await asyncio.sleep(0)
+        result = await rt.execute(code, {})
+        stop = True
+        await ticker
+    assert (result.ok, result.stdout) == (True, "256\n"), result.error
+    assert max(ticks) < compile_cpu / 2, (max(ticks), compile_cpu)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 1000\nprint(x is 1000)\n",
+        "x = 1\nassert (x, 'why')\n",
+        "try:\n    [1, 2](3)\nexcept TypeError:\n    print('not callable')\n",
+        "print(1 is not -1)\n",
+    ],
+)
+async def test_compile_warnings_are_the_snippets_on_every_path(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], code: str
+) -> None:
+    """The compiler's ``SyntaxWarning`` is in the result's stderr whoever compiles: new
+    (inline or in the worker) or repeated (compiled off the loop); none reaches the
+    host's stderr. A host compile wrote it to the host's stderr, and the result had
+    none."""
+    free = [True]
+    monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: free[0])
+    stamp = time.perf_counter_ns()
+    results = []
+    async with no_leaks(), SubprocessRuntime(min_idle=1) as rt:
+        for worker_first in (True, False):
+            free[0] = worker_first
+            source = f"{code}# {worker_first} {stamp}\n"
+            for _ in range(4):  # new, seen twice (compiled off the loop), then shipped
+                results.append(await rt.execute(source, {}))
+                await asyncio.sleep(0.05)
+    assert all(r.ok for r in results), [r.error for r in results]
+    assert "SyntaxWarning" in results[0].stderr
+    assert {(r.stdout, r.stderr) for r in results} == {(results[0].stdout, results[0].stderr)}
+    assert "SyntaxWarning" not in capfd.readouterr().err
+
+
+def test_every_compile_warning_is_foreseen() -> None:
+    """Operands in the shapes compile.c warns about: each snippet whose compile warns is
+    one the host leaves to the worker (text and tree both say it may warn)."""
+    operands = ["1", "'a'", "(1, 2)", "()", "[1]", "{1}", "{1: 2}", "(x for x in y)", "f'{x}'"]
+    operands += ["lambda: 1", "-1", "1 + 1", "None", "...", "1j", "x", "x.y", "x()"]
+    shapes = ["{a} is {b}", "{a} is not {b}", "{a}({b})", "{a} \\\n ({b})", "{a}[{b}]"]
+    shapes += ["assert ({a}, {b})"]
+    warned = 0
+    for a, b in ((a, b) for a in operands for b in operands):
+        for shape in shapes:
+            source = "y = []\nx = 1\n" + shape.format(a=a, b=b) + "\n"
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    compile(source, "<snippet>", "exec")
+                except SyntaxError:
+                    continue
+            if any(issubclass(w.category, SyntaxWarning) for w in caught):
+                warned += 1
+                assert _compile._may_warn(source), source
+                assert _compile._compile_may_warn(ast.parse(source)), source
+    assert warned > 300
