@@ -376,7 +376,9 @@ async def _run_all(entries: list[Entry], s: Settings, progress: Callable[[str], 
         for index in range(s.rounds):
             progress(f"round {index + 1}/{s.rounds}: fork reference")
             forks.append(fork_rate(max(s.seconds, 0.05)))
-            for entry, engine, row in zip(entries, engines, rows, strict=True):
+            for position, (entry, engine, row) in enumerate(
+                zip(entries, engines, rows, strict=True)
+            ):
                 if row.skipped or row.error:
                     continue
                 progress(f"round {index + 1}/{s.rounds}: {row.name}")
@@ -387,7 +389,10 @@ async def _run_all(entries: list[Entry], s: Settings, progress: Callable[[str], 
                                 rate = await _sustained(engine, case, inflight, s)
                                 row.rates.setdefault(f"{case.name}@{inflight}", []).append(rate)
                     for case in LATENCY_CASES:
-                        first = 1000 + index * s.latency_n
+                        # sources new to the whole process, not only to this engine: the
+                        # host's compile caches are per process (a source another engine
+                        # sent is a second sight, which starts a background compile)
+                        first = 1000 + (index * len(entries) + position) * s.latency_n
                         times = await _latency(engine, case, s, first)
                         row.latencies.setdefault(case.name, []).extend(times)
                 except Exception as exc:

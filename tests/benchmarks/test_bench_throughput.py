@@ -81,3 +81,38 @@ def test_adding_a_runtime_is_one_entry(throughput: ModuleType) -> None:
     assert "| plain exec again | none |" in text
     data = json.loads(json.dumps(throughput.to_json(rows, forks)))
     assert data["rows"][0]["name"] == "plain exec again"
+
+
+def test_new_source_rows_never_repeat_a_source_across_engines_and_rounds(
+    throughput: ModuleType,
+) -> None:
+    """The host's compile caches are per process: a source another engine sent before is
+    a second sight (SubprocessRuntime then compiles it in a background thread beside the
+    run), so "new source each time" must hold for the whole run, not per engine. It
+    did not: every engine got the same sources, and the rows after the first
+    subprocess row were 0.2-0.7 ms slower for it."""
+    sent: list[str] = []
+
+    class Recorder(throughput.Engine):  # type: ignore[misc,name-defined]
+        async def run(self, code: str) -> None:
+            sent.append(code)
+
+    entries = [throughput.Entry(f"recorder {n}", "none", Recorder, throughput=False) for n in "ab"]
+    settings = throughput.Settings.quick()
+    settings = throughput.Settings(
+        seconds=settings.seconds,
+        warmup_s=settings.warmup_s,
+        rounds=2,
+        latency_n=settings.latency_n,
+        pace_s=settings.pace_s,
+    )
+    throughput.run_throughput(entries, settings)
+    new_cases = [case for case in throughput.LATENCY_CASES if not case.repeats]
+    per_case = len(entries) * settings.rounds * settings.latency_n
+    assert (
+        len(sent)
+        == len(throughput.LATENCY_CASES) * len(entries) * settings.rounds * settings.latency_n
+    )
+    new_sources = [code for code in sent if code != throughput.TRIVIAL]
+    assert len(new_sources) == len(new_cases) * per_case
+    assert len(set(new_sources)) == len(new_sources)
