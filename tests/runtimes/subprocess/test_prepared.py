@@ -64,6 +64,18 @@ def _record_runs(monkeypatch: pytest.MonkeyPatch, order: list[str], frames: list
     monkeypatch.setattr(_execution.HostExecution, "run", run)
 
 
+def _record_checks(monkeypatch: pytest.MonkeyPatch, name: str, order: list[str]) -> None:
+    """Append ``"check"`` to ``order`` at each call of ``_prepared.<name>`` (the check
+    that overlaps the worker, ``preflight``, or the one run first, ``preflight_parsed``)."""
+    real_check = getattr(_prepared, name)
+
+    def check(*args: Any) -> Any:
+        order.append("check")
+        return real_check(*args)
+
+    monkeypatch.setattr(_prepared, name, check)
+
+
 def _run_message(frame: bytes) -> dict[str, Any]:
     """The ``run`` message of a frame (after an ``id`` message in reuse mode)."""
     for kind, payload in FrameDecoder().feed(frame):
@@ -107,13 +119,7 @@ async def test_the_check_of_a_long_new_snippet_runs_once_its_frame_is_out(
     """The overlap itself: the check runs inside ``HostExecution.run`` (which sends the
     frame first), once; a repeated snippet is checked before, from its cached analysis."""
     order: list[str] = []
-    real_check = _prepared.preflight
-
-    def check(*args: Any) -> Any:
-        order.append("check")
-        return real_check(*args)
-
-    monkeypatch.setattr(_prepared, "preflight", check)
+    _record_checks(monkeypatch, "preflight", order)
     _record_runs(monkeypatch, order, [])
     code = f"print(get_weather(city='x'))  # {time.perf_counter_ns()}\n" + _LONG
     async with SubprocessRuntime(min_idle=1, max_executions_per_worker=5) as rt:
@@ -132,13 +138,7 @@ async def test_a_short_new_snippet_is_checked_and_compiled_before_a_worker_is_ta
     """Its first run carries the host's code object; a refusal takes no worker at all."""
     order: list[str] = []
     frames: list[bytes] = []
-    real_check = _prepared.preflight_parsed
-
-    def check(*args: Any) -> Any:
-        order.append("check")
-        return real_check(*args)
-
-    monkeypatch.setattr(_prepared, "preflight_parsed", check)
+    _record_checks(monkeypatch, "preflight_parsed", order)
     monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: False)
     _record_runs(monkeypatch, order, frames)
     sent: list[str] = []
@@ -232,13 +232,7 @@ async def test_with_an_idle_cpu_a_short_new_snippet_overlaps_its_check(
     refusal still comes before any tool runs, and a session still checks first."""
     order: list[str] = []
     frames: list[bytes] = []
-    real_check = _prepared.preflight
-
-    def check(*args: Any) -> Any:
-        order.append("check")
-        return real_check(*args)
-
-    monkeypatch.setattr(_prepared, "preflight", check)
+    _record_checks(monkeypatch, "preflight", order)
     monkeypatch.setattr(_prepared, "a_cpu_is_free", lambda: True)
     _record_runs(monkeypatch, order, frames)
     sent: list[str] = []
