@@ -297,15 +297,24 @@ def test_r2_a_stopped_executions_thread_always_ends(route: str) -> None:
 
 
 R5_CHILD = """
-import asyncio, gc, os, sys
+import asyncio, gc, os, sys, time, traceback
 from ptcbox import ThreadRuntime
 code = sys.argv[1]
 gc.disable()  # only the collection below, in the host's main thread, finds the garbage
+def job_running():  # a thread still inside a job (the stopped one, clearing its globals)
+    return any(
+        f.f_code.co_name == "_body" and f.f_code.co_filename.endswith("_job.py")
+        for top in sys._current_frames().values()
+        for f, _ in traceback.walk_stack(top)
+    )
 async def main():
     async with ThreadRuntime() as runtime:
-        result = await runtime.execute(code, {}, timeout=0.1)
-        print("result", result.timed_out, flush=True)
-        await asyncio.sleep(0.3)  # the stopped thread has cleared its globals
+        # 1 s: on a loaded machine the snippet must reach its gather before the stop
+        result = await runtime.execute(code, {}, timeout=1.0)
+        print("result", result.timed_out, result.stdout.strip(), flush=True)
+        give_up = time.monotonic() + 15
+        while job_running() and time.monotonic() < give_up:
+            await asyncio.sleep(0.02)  # the stopped thread has cleared its globals
         result = await runtime.execute("1 + 1", {})
         print("next", result.value, flush=True)
 asyncio.run(main())
@@ -328,14 +337,16 @@ async def f():
             await asyncio.sleep(0)
         except BaseException:
             pass
+print("gathering")
 await asyncio.gather(*[f() for _ in range(20)])
 """
-    control = child_output(R5_CHILD, code, timeout=30, ablate="quiet_refusals")
+    control = child_output(R5_CHILD, code, timeout=40, ablate="quiet_refusals")
+    assert "result True gathering" in control, control
     assert "collected" in control, control
     assert "Exception ignored in: <coroutine object f" in control, control  # host stderr
     assert "NameError: name '_alive_' is not defined" in control, control
-    out = child_output(R5_CHILD, code, timeout=20)
-    assert "result True" in out, out
+    out = child_output(R5_CHILD, code, timeout=40)
+    assert "result True gathering" in out, out
     assert "next 2" in out, out
     assert "collected" in out, out
     assert "Exception ignored" not in out, out
