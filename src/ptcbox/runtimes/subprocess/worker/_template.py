@@ -53,7 +53,12 @@ from ptcbox.runtimes.subprocess.worker._forkhooks import ForkHooks
 from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._privileges import drop_bounding_set
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.runtimes.subprocess.worker._setup import code_dirs, prepare_walls, prepare_worker
+from ptcbox.runtimes.subprocess.worker._setup import (
+    code_dirs,
+    prepare_walls,
+    prepare_worker,
+    share_worker_namespaces,
+)
 from ptcbox.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     SandboxPolicy,
@@ -332,7 +337,8 @@ def main(argv: list[str], fork_hooks: list[dict[str, Any]] | None = None) -> Non
         prepare_walls()
         prepare_worker(config)
         drop_bounding_set(code_dirs())
-        netns = not config.network and _probe_network_namespace()
+        shared = share_worker_namespaces(config)
+        netns = not config.network and (shared.network or _probe_network_namespace())
         gc.collect()
         gc.freeze()
         signal.set_wakeup_fd(template.wake_w)
