@@ -1,4 +1,5 @@
-"""The namespaces a template makes once for all its workers (worker/_namespaces.py).
+"""What the template prepares once for its workers: namespaces they share
+(worker/_namespaces.py) and a Landlock ruleset per worker (worker/_landlock.py).
 
 Workers of one template share one network, IPC and UTS namespace (none of them the
 host's). Two executions running at once in two such workers try to reach each other
@@ -105,11 +106,19 @@ found
 
 
 def _tools(opened: asyncio.Event, b_done: asyncio.Event) -> dict[str, DirectProjection]:
-    async def wait_opened() -> None:
+    shared: list[str] = []
+
+    async def wait_opened() -> str | None:
         await asyncio.wait_for(opened.wait(), 30)
+        return shared[0] if shared else None
+
+    def publish(text: str) -> None:
+        shared.append(text)
+        opened.set()
 
     fns: dict[str, Any] = {
         "opened": opened.set,
+        "publish": publish,
         "wait_opened": wait_opened,
         "b_done": b_done.is_set,
         "b_finished": b_done.set,
@@ -169,6 +178,39 @@ async def test_a_sysv_segment_of_one_execution_is_out_of_reach_of_another() -> N
 
 
 _SHM = {"SHMGET": SHMGET, "SHMCTL": SHMCTL}
+
+
+# Execution A publishes its working directory and, once B is done, lists it.
+DIR_OWNER = """
+import os, time
+publish(os.getcwd())
+while not b_done():
+    time.sleep(0.01)
+sorted(os.listdir("."))
+"""
+# Execution B writes into A's directory (same user, `nobody`: only Landlock parts them).
+DIR_INTRUDER = """
+path = wait_opened()
+try:
+    with open(path + "/from_b", "w") as f:
+        f.write("B was here")
+    verdict = "written"
+except PermissionError as exc:
+    verdict = "EACCES" if exc.errno == 13 else repr(exc)
+b_finished()
+verdict
+"""
+
+
+@pytest.mark.skipif(not (ROOT and landlock_abi() >= 1), reason="needs root and Landlock")
+@pytest.mark.anyio
+async def test_the_ruleset_the_template_makes_for_a_worker_is_that_workers_alone() -> None:
+    """The template builds each worker's Landlock ruleset before the fork (with that
+    worker's directory in it); a sibling's directory stays out of reach."""
+    control = await _pair("audit,landlock", DIR_OWNER, DIR_INTRUDER)
+    assert control == (["from_b"], "written")  # without Landlock: B writes into A's dir
+    walled = await _pair("audit", DIR_OWNER, DIR_INTRUDER)
+    assert walled == ([], "EACCES")  # Landlock's own refusal on B's open
 
 
 @needs_sharing

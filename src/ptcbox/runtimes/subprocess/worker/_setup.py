@@ -34,7 +34,12 @@ from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook, prepare_denied
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel
-from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
+from ptcbox.runtimes.subprocess.worker._landlock import (
+    landlock_abi,
+    read_paths,
+    restrict_with,
+    restrict_worker,
+)
 from ptcbox.runtimes.subprocess.worker._namespaces import (
     SharedNamespaces,
     check_shared_walls,
@@ -136,6 +141,8 @@ def setup_worker(
     config: WorkerConfig,
     template_pid: int,
     close_inherited: Callable[[], None],
+    *,
+    ruleset: int = -1,
 ) -> tuple[WorkerChannel, AuditGate, SandboxPolicy, tuple[socket.socket, socket.socket]]:
     if _prepared is not None and _prepared[0] is config:
         _, policy, env_matches = _prepared
@@ -155,9 +162,11 @@ def setup_worker(
     devnull = os.open(os.devnull, os.O_RDWR)
     for target in (0, 1, 2):
         os.dup2(devnull, target)
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
+    low = 3
+    for keep in sorted({sock.fileno(), ruleset} - {-1}):
+        os.closerange(low, keep)
+        low = keep + 1
+    os.closerange(low, 1 << 16)
     if timing.ON:
         timing.mark("close_fds")
     os.chdir(workdir)
@@ -207,8 +216,10 @@ def setup_worker(
     landlocked = False
     if abi and not off("landlock"):
         with contextlib.suppress(OSError):  # refused: seccomp confines dir_fd instead
-            restrict_worker(workdir, readable, abi)
+            _restrict(ruleset, workdir, readable, abi)
             landlocked = True
+    elif ruleset >= 0:
+        os.close(ruleset)
     if timing.ON:
         timing.mark("landlock")
     filtered = False
@@ -230,3 +241,15 @@ def setup_worker(
     if timing.ON:
         timing.mark("audit")
     return channel, gate, policy, rehearsal
+
+
+def _restrict(ruleset: int, workdir: str, readable: tuple[str, ...], abi: int) -> None:
+    """Landlock: with the ruleset the template made for this worker (``ruleset_for``),
+    or, without one or if it is refused, with one made here."""
+    if ruleset >= 0:
+        try:
+            restrict_with(ruleset, abi)
+            return
+        except OSError:
+            pass
+    restrict_worker(workdir, readable, abi)
