@@ -24,7 +24,7 @@ import pytest
 
 from ptcbox import SubprocessRuntime
 from ptcbox.projections import DirectProjection
-from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi
+from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths
 from ptcbox.runtimes.subprocess.worker._namespaces import SharedNamespaces, check_shared_walls
 from ptcbox.runtimes.subprocess.worker._seccomp import process_filter_supported
 from ptcbox.sandbox import SandboxPolicy
@@ -283,3 +283,35 @@ def test_a_worker_without_a_wall_of_the_shared_namespaces_does_not_run(
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.mark.skipif(not (ROOT and landlock_abi() >= 1), reason="needs root and Landlock")
+@pytest.mark.anyio
+async def test_a_worker_holds_none_of_the_templates_rule_descriptors() -> None:
+    """The template holds the readable paths open and makes a ruleset per worker; a
+    worker keeps neither (control: the template itself holds both kinds while forking)."""
+    code = textwrap.dedent("""
+        import os
+        fds = os.listdir("/proc/self/fd")
+        links = []
+        for name in fds:
+            try:
+                links.append(os.readlink(f"/proc/self/fd/{name}"))
+            except OSError:
+                pass
+        links
+    """)
+    async with SubprocessRuntime(
+        SandboxPolicy.trusted(), env={"PTCBOX_TEST_ABLATE": "audit"}
+    ) as runtime:
+        result = await runtime.execute(code, {})
+        template = runtime._pool._proc.pid
+        held = [os.readlink(f"/proc/{template}/fd/{n}") for n in os.listdir(f"/proc/{template}/fd")]
+    assert result.ok, result.error
+    assert set(held) & set(read_paths())  # the control: the template holds them
+    unexpected = [
+        link
+        for link in result.value
+        if link != "/dev/null" and not link.startswith(("socket:", "/proc/"))
+    ]
+    assert unexpected == [], result.value  # 0-2, its socket and listdir's own descriptor

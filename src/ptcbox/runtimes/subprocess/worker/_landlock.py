@@ -16,8 +16,10 @@ right after its set-up, restricts itself to:
 - no TCP ``bind``/``connect`` (ABI 4), and no signals to, or abstract Unix sockets of,
   processes outside its domain (ABI 6), each where the kernel supports it.
 
-:func:`read_paths` is computed once in the template; :func:`restrict_worker` costs a
-few dozen system calls per worker.
+:func:`read_paths` is computed once in the template. :func:`restrict_worker` builds
+and applies a ruleset (a few dozen system calls); a template instead holds the readable
+paths open (:func:`hold_read_rules`) and builds each worker's own ruleset before the
+fork (:func:`ruleset_for`), which the worker applies (:func:`restrict_with`).
 """
 
 from __future__ import annotations
