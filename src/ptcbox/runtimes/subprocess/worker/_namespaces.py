@@ -1,10 +1,10 @@
 """Namespaces made once by the template and shared by its workers (issue 16, item 1).
 
 A worker used to make its own network, IPC and UTS namespaces right after the fork.
-On a small VM that is the largest kernel cost of a fresh worker: ``unshare`` ~1 ms of
-CPU, and at its exit the kernel tears them down again (``cleanup_net``, serialized in
-the kernel, and the IPC namespace's ``mqueue`` mount); a fork + ``unshare`` + exit took
-~4x a plain fork + exit (see ``benchmarks/fresh_breakdown.py`` and the commit). When the
+On a 2-CPU VM that is the largest kernel cost of a fresh worker: a fork + ``unshare``
+of the three + exit cost ~1.3 ms more CPU in the child than a plain fork + exit, and
+~0.95 ms more in the kernel's workers that tear them down again (``cleanup_net``,
+serialized in the kernel), ~2.2 ms per execution in all. When the
 isolation stays the same, :func:`share_namespaces` makes them once in the template
 instead, before it forks: every worker of that template then lives in one empty
 network namespace and one IPC and UTS namespace, none of them the host's.
