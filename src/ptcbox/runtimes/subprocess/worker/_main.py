@@ -67,6 +67,7 @@ def worker_main(
     close_inherited: Callable[[], None],
     *,
     rehearse_first: bool = True,
+    ruleset: int = -1,
 ) -> NoReturn:
     """Set the process up as a worker and serve ``run`` messages; never returns.
 
@@ -79,11 +80,13 @@ def worker_main(
         rehearse_first: ``False``: no rehearsal at once (the host asks so under sustained
             demand, see :mod:`~ptcbox.runtimes.subprocess._demand`); the worker still
             rehearses if no run has come within 50 ms (the demand has passed).
+        ruleset: The Landlock ruleset the template made for this worker (see
+            :func:`~ptcbox.runtimes.subprocess.worker._landlock.ruleset_for`), or -1.
     """
     status = EXIT_SETUP_FAILED
     try:
         channel, gate, policy, rehearsal = setup_worker(
-            sock, workdir, config, template_pid, close_inherited
+            sock, workdir, config, template_pid, close_inherited, ruleset=ruleset
         )
         idle_first = 0.0 if rehearse_first else _LATE_REHEARSAL_S
         if select.select([sock], [], [], idle_first)[0]:  # a run waits, or came meanwhile

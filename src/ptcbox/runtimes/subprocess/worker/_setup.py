@@ -4,12 +4,14 @@
 session and process group (``setsid``), ``PR_SET_PDEATHSIG`` (it dies with the template,
 which dies with the host), ``/dev/null`` on fds 0-2 and every other inherited descriptor
 closed, a private working directory, an environment built from an allowlist, an optional
-empty network namespace, the output flusher, rlimits (no core dumps, open files, file
-size, processes), a Landlock ruleset (:mod:`ptcbox.runtimes.subprocess.worker._landlock`:
-writes only in its directory, reads only what Python needs, no access to other
-processes), a seccomp filter against process creation, ``execve``, ``ptrace`` and other
-kernel interfaces (which binds even for root, unlike ``RLIMIT_NPROC``; without Landlock
-it also refuses ``dir_fd``-relative paths), and last the audit hook. The caller
+empty network namespace (unless its template made one for all its workers: see
+:mod:`~ptcbox.runtimes.subprocess.worker._namespaces`), the output flusher, rlimits (no
+core dumps, open files, file size, processes), a Landlock ruleset
+(:mod:`ptcbox.runtimes.subprocess.worker._landlock`: writes only in its directory, reads
+only what Python needs, no access to other processes), a seccomp filter against process
+creation, ``execve``, ``ptrace`` and other kernel interfaces (which binds even for root,
+unlike ``RLIMIT_NPROC``; without Landlock it also refuses ``dir_fd``-relative paths), and
+last the audit hook. The caller
 (:func:`~ptcbox.runtimes.subprocess.worker._main.worker_main`) then rehearses an
 execution behind these walls and serves.
 """
@@ -32,7 +34,17 @@ from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._audit import AuditGate, install_audit_hook, prepare_denied
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._io import WorkerChannel
-from ptcbox.runtimes.subprocess.worker._landlock import landlock_abi, read_paths, restrict_worker
+from ptcbox.runtimes.subprocess.worker._landlock import (
+    landlock_abi,
+    read_paths,
+    restrict_with,
+    restrict_worker,
+)
+from ptcbox.runtimes.subprocess.worker._namespaces import (
+    SharedNamespaces,
+    check_shared_walls,
+    share_namespaces,
+)
 from ptcbox.runtimes.subprocess.worker._privileges import drop_root, kept_capabilities
 from ptcbox.runtimes.subprocess.worker._rlimits import (
     address_space_bytes,
@@ -52,12 +64,20 @@ from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._guards import allow_instance_writes
 
-__all__ = ["EXIT_SETUP_FAILED", "code_dirs", "prepare_walls", "prepare_worker", "setup_worker"]
+__all__ = [
+    "EXIT_SETUP_FAILED",
+    "code_dirs",
+    "prepare_walls",
+    "prepare_worker",
+    "setup_worker",
+    "share_worker_namespaces",
+]
 
 EXIT_SETUP_FAILED = 71
 """Exit status of a worker whose set-up failed (reported as a crash)."""
 _walls: tuple[int, tuple[str, ...]] | None = None  # (Landlock ABI, readable paths)
 _prepared: tuple[WorkerConfig, SandboxPolicy, bool] | None = None  # see prepare_worker
+_shared = SharedNamespaces()  # what the template made for its workers (share_worker_namespaces)
 _raw_signal: Callable[[int, Any], Any] = importlib.import_module("_signal").signal
 """``signal.signal`` without its enum conversions: turning the template's ``SIGCHLD``
 handler (a function) into a ``Handlers`` member fails with a ``ValueError`` inside
@@ -106,12 +126,23 @@ def prepare_worker(config: WorkerConfig) -> None:
     _prepared = (config, policy_from_wire(config.policy), dict(os.environ) == config.env)
 
 
+def share_worker_namespaces(config: WorkerConfig) -> SharedNamespaces:
+    """In the template, after :func:`prepare_walls` and :func:`prepare_worker` (for
+    ``config``): make the namespaces every worker of ``config`` will share (see
+    :mod:`~ptcbox.runtimes.subprocess.worker._namespaces`); they then make none."""
+    global _shared
+    _shared = share_namespaces(config, prepare_walls()[0])
+    return _shared
+
+
 def setup_worker(
     sock: socket.socket,
     workdir: str,
     config: WorkerConfig,
     template_pid: int,
     close_inherited: Callable[[], None],
+    *,
+    ruleset: int = -1,
 ) -> tuple[WorkerChannel, AuditGate, SandboxPolicy, tuple[socket.socket, socket.socket]]:
     if _prepared is not None and _prepared[0] is config:
         _, policy, env_matches = _prepared
@@ -131,9 +162,11 @@ def setup_worker(
     devnull = os.open(os.devnull, os.O_RDWR)
     for target in (0, 1, 2):
         os.dup2(devnull, target)
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
+    low = 3
+    for keep in sorted({sock.fileno(), ruleset} - {-1}):
+        os.closerange(low, keep)
+        low = keep + 1
+    os.closerange(low, 1 << 16)
     if timing.ON:
         timing.mark("close_fds")
     os.chdir(workdir)
@@ -143,7 +176,8 @@ def setup_worker(
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
     if timing.ON:
         timing.mark("chdir_env")
-    if not config.network and not off("namespaces"):
+    shared = _shared if _prepared is not None and _prepared[0] is config else SharedNamespaces()
+    if not config.network and not shared.network and not off("namespaces"):
         try:
             unshare_network()
         except OSError:
@@ -151,12 +185,13 @@ def setup_worker(
                 raise
     if timing.ON:
         timing.mark("netns")
-    if not off("namespaces"):  # test-only ablation switches: see sandbox/_ablation.py
+    if not shared.ipc_uts and not off("namespaces"):  # test-only ablation: sandbox/_ablation.py
         with contextlib.suppress(OSError):  # where the kernel allows (see README: security)
             unshare_ipc_uts()
     if timing.ON:
         timing.mark("ipc_uts")
-    if drop_root(workdir, code_dirs()) and os.getppid() != template_pid:
+    dropped_root = drop_root(workdir, code_dirs())
+    if dropped_root and os.getppid() != template_pid:
         os._exit(EXIT_SETUP_FAILED)  # the template died while the death signal was unset
     if timing.ON:
         timing.mark("drop_root")
@@ -181,13 +216,18 @@ def setup_worker(
     landlocked = False
     if abi and not off("landlock"):
         with contextlib.suppress(OSError):  # refused: seccomp confines dir_fd instead
-            restrict_worker(workdir, readable, abi)
+            _restrict(ruleset, workdir, readable, abi)
             landlocked = True
+    elif ruleset >= 0:
+        os.close(ruleset)
     if timing.ON:
         timing.mark("landlock")
+    filtered = False
     if process_filter_supported() and not off("seccomp"):
         with contextlib.suppress(OSError):  # seccomp unavailable: the audit hook remains
             forbid_process_creation(confine_dirfd=not landlocked, network=config.network)
+            filtered = True
+    check_shared_walls(shared, dropped_root=dropped_root, landlocked=landlocked, filtered=filtered)
     if timing.ON:
         timing.mark("seccomp")
     if not off("rlimits"):
@@ -201,3 +241,15 @@ def setup_worker(
     if timing.ON:
         timing.mark("audit")
     return channel, gate, policy, rehearsal
+
+
+def _restrict(ruleset: int, workdir: str, readable: tuple[str, ...], abi: int) -> None:
+    """Landlock: with the ruleset the template made for this worker (``ruleset_for``),
+    or, without one or if it is refused, with one made here."""
+    if ruleset >= 0:
+        try:
+            restrict_with(ruleset, abi)
+            return
+        except OSError:
+            pass
+    restrict_worker(workdir, readable, abi)

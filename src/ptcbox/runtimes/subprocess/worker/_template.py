@@ -50,16 +50,23 @@ from ptcbox.runtimes.subprocess.worker import _timing as timing
 from ptcbox.runtimes.subprocess.worker._basedir import make_base
 from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_from_wire
 from ptcbox.runtimes.subprocess.worker._forkhooks import ForkHooks
+from ptcbox.runtimes.subprocess.worker._landlock import hold_read_rules, ruleset_for
 from ptcbox.runtimes.subprocess.worker._main import warm_up, worker_main
 from ptcbox.runtimes.subprocess.worker._privileges import drop_bounding_set
 from ptcbox.runtimes.subprocess.worker._rlimits import load_libc, unshare_network
-from ptcbox.runtimes.subprocess.worker._setup import code_dirs, prepare_walls, prepare_worker
+from ptcbox.runtimes.subprocess.worker._setup import (
+    code_dirs,
+    prepare_walls,
+    prepare_worker,
+    share_worker_namespaces,
+)
 from ptcbox.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     SandboxPolicy,
     build_globals,
     compile_snippet,
 )
+from ptcbox.sandbox._ablation import off
 from ptcbox.sandbox._datahardening import harden_pandas
 from ptcbox.sandbox._dataspecs import seal_snippet_classes, uses_data_libs
 
@@ -82,6 +89,7 @@ class _Template:
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
         self.pid = os.getpid()
+        self.landlock_abi = 0  # set once the walls are prepared (see main)
 
     def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
         data = orjson.dumps(message)
@@ -114,6 +122,7 @@ class _Template:
             timing.mark("spawn")
         workdir = self.make_workdir()
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ruleset = ruleset_for(workdir, self.landlock_abi)
         if timing.ON:
             timing.mark("fork")
         try:
@@ -121,6 +130,8 @@ class _Template:
         except OSError as exc:
             host_end.close()
             worker_end.close()
+            if ruleset >= 0:
+                os.close(ruleset)
             shutil.rmtree(workdir, ignore_errors=True)
             self.send({"t": "error", "message": f"fork failed: {exc}"})
             return
@@ -137,9 +148,12 @@ class _Template:
                     self.pid,
                     self.close_inherited,
                     rehearse_first=rehearse,
+                    ruleset=ruleset,
                 )
             finally:
                 os._exit(70)
+        if ruleset >= 0:
+            os.close(ruleset)  # the worker's alone from now on
         if timing.ON:
             timing.mark("forked")
         worker_end.close()
@@ -329,10 +343,14 @@ def main(argv: list[str], fork_hooks: list[dict[str, Any]] | None = None) -> Non
     template = _Template(ctl, config, ForkHooks(fork_hooks))
     try:
         _warm_up(policy_from_wire(config.policy) if config.policy else SandboxPolicy())
-        prepare_walls()
+        abi, readable = prepare_walls()
+        if abi and not off("landlock"):
+            hold_read_rules(readable, abi)
+            template.landlock_abi = abi
         prepare_worker(config)
         drop_bounding_set(code_dirs())
-        netns = not config.network and _probe_network_namespace()
+        shared = share_worker_namespaces(config)
+        netns = not config.network and (shared.network or _probe_network_namespace())
         gc.collect()
         gc.freeze()
         signal.set_wakeup_fd(template.wake_w)
