@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from attacks._child import child_output
-from ptcbox import resolve_tools
+from ptcbox import ThreadRuntime, resolve_tools
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -508,3 +508,25 @@ async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_respo
     assert matched or timed_out, out
     assert elapsed < 1 + 3, out
     assert stall < 2.0, out
+
+
+async def test_cpu_clocks_start_at_each_execution_on_a_reused_pool_thread() -> None:
+    """redteam24: ``time.thread_time()`` counted every execution its pool thread ran, and
+    ``process_time()`` the host's CPU: the next execution read how much CPU the earlier
+    one used. Positive control: under the trusted policy (CPython's own ``time``) the
+    probe after the burn reads the 0.3 s; under the default policy it counts from zero.
+    """
+    burn = (
+        "import time\nstart = time.process_time()\n"
+        "while time.thread_time() - start < 0.3:\n    pass\n"
+    )
+    probe = "import time\nprint(time.process_time() < 0.2, time.thread_time() < 0.2)"
+    async with ThreadRuntime(SandboxPolicy.trusted()) as runtime:
+        assert (await runtime.execute(burn, {})).ok
+        control = await runtime.execute(probe, {})
+    async with ThreadRuntime() as runtime:
+        first = await runtime.execute(burn, {})
+        second = await runtime.execute(probe, {})
+    assert control.stdout.startswith("False "), control
+    assert first.ok, first.error
+    assert second.stdout == "True True\n", second

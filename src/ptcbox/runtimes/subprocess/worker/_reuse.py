@@ -43,6 +43,7 @@ from typing import Any
 
 from ptcbox.errors import LimitExceeded, PolicyViolation
 from ptcbox.runtimes.subprocess.worker import _timing as timing
+from ptcbox.sandbox._cpuclocks import mark_cpu_start
 from ptcbox.sandbox._datastate import PandasOptions, fresh_numpy_random
 from ptcbox.sandbox._modules import REFUSED_IMPORTS
 
@@ -158,6 +159,7 @@ class Reuse:
         """Run ``execute(*args)`` (it returns the ``done`` message) in a fresh context,
         then reset; set ``done["reuse"]``."""
         refusals = _refusals[0] + REFUSED_IMPORTS[0]
+        mark_cpu_start()  # the time view's CPU clocks start at zero for this run
         done = contextvars.Context().run(execute, *args)
         self.left -= 1
         # The execution's objects die now, before its ``done`` is sent: a finalizer (a
