@@ -188,6 +188,14 @@ RETIRING: dict[str, tuple[str, str, float | None]] = {
         "try:\n    import os\nexcept ImportError:\n    pass\nprint('ok')",
         None,
     ),
+    # redteam24: a module attribute the view withholds (its AttributeError caught) did
+    # not retire the worker, though the README lists guarded attributes
+    "view_refusal_caught": (
+        RESTRICTED,
+        "import typing\ntry:\n    typing.get_overloads\nexcept AttributeError:\n    pass\n"
+        "print('ok')",
+        None,
+    ),
     "limit_caught": (
         RESTRICTED,
         "try:\n    big = 10 ** (10 ** 9)\nexcept Exception:\n    pass\nprint('ok')",
