@@ -28,6 +28,12 @@ pytestmark = pytest.mark.anyio
 
 RESTRICTED, TRUSTED = "restricted", "trusted"
 
+CPU_BURN = (  # uses 0.3 s of CPU (the view's clocks measure durations as CPython's do)
+    "import time\nstart = time.process_time()\n"
+    "while time.process_time() - start < 0.3:\n    pass\n"
+    "assert time.thread_time() >= 0.3"
+)
+
 # id: (policy, first snippet, second snippet, second's stdout after the first in a
 # session, second's stdout (or "!ErrorType") in a reused worker)
 LEAKS: dict[str, tuple[str, str, str, str, str]] = {
@@ -73,6 +79,15 @@ LEAKS: dict[str, tuple[str, str, str, str, str]] = {
         "import random\nprint(random.random() == 0.13436424411240122)",
         "True\n",
         "False\n",
+    ),
+    # redteam24: the process's CPU clocks counted every execution the worker ran, so the
+    # next one read how much CPU the earlier ones used (a channel from one to the next)
+    "cpu_clocks": (
+        RESTRICTED,
+        CPU_BURN,
+        "import time\nprint(time.process_time() < 0.3, time.thread_time() < 0.3)",
+        "False False\n",
+        "True True\n",
     ),
     "context_variables": (
         TRUSTED,
@@ -171,6 +186,14 @@ RETIRING: dict[str, tuple[str, str, float | None]] = {
     "import_refusal_caught": (
         RESTRICTED,
         "try:\n    import os\nexcept ImportError:\n    pass\nprint('ok')",
+        None,
+    ),
+    # redteam24: a module attribute the view withholds (its AttributeError caught) did
+    # not retire the worker, though the README lists guarded attributes
+    "view_refusal_caught": (
+        RESTRICTED,
+        "import typing\ntry:\n    typing.get_overloads\nexcept AttributeError:\n    pass\n"
+        "print('ok')",
         None,
     ),
     "limit_caught": (

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from attacks._child import child_output
-from ptcbox import resolve_tools
+from ptcbox import ThreadRuntime, resolve_tools
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -508,3 +508,27 @@ async def test_a_catastrophic_regex_obeys_the_deadline_and_leaves_the_host_respo
     assert matched or timed_out, out
     assert elapsed < 1 + 3, out
     assert stall < 2.0, out
+
+
+async def test_cpu_clocks_start_at_each_execution_in_the_thread_runtime() -> None:
+    """redteam24: ``time.process_time()`` read the host's CPU time and ``thread_time()``
+    that of a pool thread earlier executions ran on: the next execution read how much
+    CPU the earlier one used (0.3 s here). Positive control: under the trusted policy
+    (CPython's own ``time``) the probe reads at least the 0.3 s the burn used in this
+    process; under the default policy both clocks count from the execution's start
+    (under 0.3 s: the window from ``import time`` to the probe, whatever other threads of
+    a loaded test process do in it, is far shorter)."""
+    burn = (
+        "import time\nstart = time.thread_time()\n"
+        "while time.thread_time() - start < 0.3:\n    pass\n"
+    )
+    probe = "import time\nprint(time.process_time() < 0.3, time.thread_time() < 0.3)"
+    async with ThreadRuntime(SandboxPolicy.trusted()) as runtime:
+        assert (await runtime.execute(burn, {})).ok
+        control = await runtime.execute(probe, {})
+    async with ThreadRuntime() as runtime:
+        first = await runtime.execute(burn, {})
+        second = await runtime.execute(probe, {})
+    assert control.stdout.startswith("False "), control
+    assert first.ok, first.error
+    assert second.stdout == "True True\n", second

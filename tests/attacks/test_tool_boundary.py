@@ -17,6 +17,7 @@ from ptcbox.runtimes import SubprocessRuntime
 from ptcbox.runtimes._shared._codec import decode
 from ptcbox.sandbox import SandboxPolicy
 
+from ._proof import Attack, assert_control, assert_refused, control_output
 from .test_redteam2 import FIND_SOCKET
 
 pytestmark = pytest.mark.anyio
@@ -37,7 +38,7 @@ def _forged_call(value: Any) -> str:
     call = {"t": "call", "id": 1, "name": "kind_of", "args": [value], "kwargs": {}}
     return (
         FIND_SOCKET
-        + f"os.write(fd, message({call!r}))\n"
+        + f"os.write(fd, message({call!r}, 0x6A))\n"  # kind j: ints beyond 64 bits stay ints
         + "data = os.read(fd, 65536)\nprint(json.loads(data[5:])['value'])\n"
     )
 
@@ -75,8 +76,12 @@ async def test_a_valid_tag_from_the_worker_is_decoded(tag: str) -> None:
             {"$t": "datetime", "v": "2024-01-01", "zone": "/etc/passwd", "offset": [0, 0, 0]},
             "not a time zone key",
         ),
+        (  # 2,000 ints of one hash: ~4 s of host CPU to build as a set, past the execution
+            {"$t": "set", "v": [k * (2**61 - 1) for k in range(1, 2001)]},
+            "over 64 of 2,000 set members or dict keys have the same hash",
+        ),
     ],
-    ids=["object", "pickle", "unhashable", "zone-path"],
+    ids=["object", "pickle", "unhashable", "zone-path", "hash-flood"],
 )
 async def test_a_compromised_worker_cannot_make_the_host_build_other_types(
     value: Any, message: str
@@ -87,8 +92,77 @@ async def test_a_compromised_worker_cannot_make_the_host_build_other_types(
     finally:
         await rt.aclose()
     assert result.error_type == "WireProtocolError", result
-    assert result.error == f"WireProtocolError: malformed tool arguments: {message}"
+    assert result.error is not None
+    assert result.error.startswith(f"WireProtocolError: malformed tool arguments: {message}")
     assert result.tool_calls == ()  # the tool never ran
+
+
+# -- a hash flood: a set whose members all hash alike, decoded on the host ---------------------
+
+# The snippet's int subclass hashes its members apart (its set builds in linear time);
+# they cross as plain ints, which all hash to 0 on the host: building that set there
+# compares each member with every earlier one. Without the guard the host builds it (2,000
+# members: ~0.3 s; 20,000 took ~25 s of host CPU in a host thread that ran on after the
+# execution's timeout; a 16 MiB call holds ~600,000) and calls the tool with it, whose
+# "r:" + set then fails: the marker. 2,000 keeps the control short.
+HASH_FLOOD = (
+    "M = (1 << 61) - 1\n"
+    "class K(int):\n"
+    "    def __hash__(self):\n"
+    "        return int(self) // M\n"
+    "flood = {K(k * M) for k in range(1, 2001)}\n"
+    "try:\n"
+    "    search(q=flood)\n"
+    "except TypeError:\n"
+    "    print('the host built the flooded set')\n"
+)
+HASH_FLOOD_ATTACKS = {
+    runtime: Attack(
+        id=f"hash-flood-{runtime}",
+        code=HASH_FLOOD,
+        line=7,
+        error_type="ValueError",
+        message="over 64 of 2,000 set members or dict keys have the same hash",
+        guard="hash_flood",
+        marker="the host built the flooded set",
+        runtime=runtime,
+    )
+    for runtime in ("thread", "subprocess")
+}
+
+
+async def test_a_snippet_cannot_make_the_host_build_a_hash_flood(
+    runtime_name: str, runtime: Any
+) -> None:
+    attack = HASH_FLOOD_ATTACKS[runtime_name]
+    assert_control(attack)
+    result = await runtime.execute(attack.code, resolve_tools([search_flood]), timeout=60)
+    assert result.tool_calls == () or result.tool_calls[0].ok is False
+    assert SEARCHED == []  # the tool never ran
+    if runtime_name == "thread":  # the clone refuses in the snippet's own call
+        assert_refused(attack, result)
+    else:  # the host refuses the worker's call message: the execution ends
+        assert result.error_type == "WireProtocolError", result
+        assert attack.message in (result.error or "")
+    assert attack.marker not in result.stdout
+
+
+SEARCHED: list[Any] = []
+
+
+def search_flood(q: Any) -> str:
+    """Search for q (records that it ran)."""
+    SEARCHED.append(q)
+    return "r:" + q
+
+
+search_flood.__name__ = "search"
+
+
+def test_the_hash_flood_control_runs_in_both_runtimes() -> None:
+    """The subprocess control too: the worker's flood reaches the host's tool."""
+    stdout, error = control_output(HASH_FLOOD_ATTACKS["subprocess"])
+    assert HASH_FLOOD_ATTACKS["subprocess"].marker in stdout, (stdout, error)
 
 
 # -- a snippet's own dict that looks like a tag stays a dict ----------------------------------

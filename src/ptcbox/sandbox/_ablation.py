@@ -45,6 +45,8 @@ GUARDS: Final = {
     " ignores the execution's deadline (_regexview: no regex-package pattern)",
     "stop_cleanup": "thread runtime: a stopped execution clears its globals in HOST state,"
     " where the reaper injects no stop (Control.shelter instead of wind_down; red-team R2)",
+    "hash_flood": "tool values decode sets and dicts of any number of equal-hash members,"
+    " which cost quadratic time to build (runtimes/_shared/_codec._few_equal_hashes)",
     "quiet_refusals": "thread runtime: the unraisable hook passes the alive checks' refusals"
     " of collected snippet code (AttributeError 'running', NameError '_alive_') to the"
     " host's stderr (_job._refused_by_alive_check; red-team R5)",

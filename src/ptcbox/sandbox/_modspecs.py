@@ -9,6 +9,7 @@ import types
 from typing import Any
 
 from ptcbox.sandbox._asyncloop import get_running_loop
+from ptcbox.sandbox._cpuclocks import CPU_START, cpu_clocks
 from ptcbox.sandbox._dataspecs import DATA_SPECS
 from ptcbox.sandbox._getters import guarded_getters
 from ptcbox.sandbox._limits import Limits
@@ -178,8 +179,12 @@ _TIME_NAMES = (
 def _time(module: types.ModuleType, ctx: ModuleContext) -> tuple[Attrs, dict[str, str]]:
     attrs = _only(module, _TIME_NAMES)
     attrs = {k: freeze(v) for k, v in attrs.items()}
-    if ctx.sleep is not None:
+    if ctx.sleep is not None:  # a view of this execution (ThreadRuntime): its own zero,
+        # where the pool thread it runs on may have run earlier executions
         attrs["sleep"] = ctx.sleep
+        attrs.update(cpu_clocks([module.process_time_ns(), module.thread_time_ns()]))
+    else:  # shared by the executions of the process: the zero mark_cpu_start sets
+        attrs.update(cpu_clocks(CPU_START))
     excluded = {
         k: "not exposed in the sandbox (clock setting and low-level clock access)"
         for k in vars(module)

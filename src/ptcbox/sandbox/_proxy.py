@@ -8,7 +8,12 @@ from typing import Any
 
 from ptcbox.errors import PolicyViolation
 
-__all__ = ["Dynamic", "ModuleProxy", "freeze", "make_proxy"]
+__all__ = ["REFUSED_ATTRIBUTES", "Dynamic", "ModuleProxy", "freeze", "make_proxy"]
+
+REFUSED_ATTRIBUTES = [0]
+"""Reads, in this process, of public module attributes a view withholds (``typing.
+get_overloads``, ``json.decoder``): refusals, which retire a reused worker even when the
+snippet catches the ``AttributeError`` (see ``runtimes/subprocess/worker/_reuse.py``)."""
 
 
 class ModuleProxy:
@@ -40,8 +45,11 @@ class ModuleProxy:
         module = self._ptc_module_name
         reason = self._ptc_excluded.get(name)
         if reason is not None:
+            REFUSED_ATTRIBUTES[0] += 1
             raise AttributeError(f"{module}.{name} is not available in the sandbox: {reason}")
         if name in self._ptc_real_names:
+            if not name.startswith("_"):  # not the import system's probes (__path__ ...)
+                REFUSED_ATTRIBUTES[0] += 1
             raise AttributeError(
                 f"{module}.{name} is not available in the sandbox (modules and private "
                 "attributes of modules are not exposed)"

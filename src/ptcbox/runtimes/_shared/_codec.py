@@ -51,6 +51,7 @@ from typing import Any
 
 from ptcbox._datavalues import NOT_DATA, data_value
 from ptcbox._jsonable import JSONValue, scrub_text
+from ptcbox.runtimes._shared._hashes import few_equal_hashes
 
 __all__ = ["TAG", "TAGS", "clone", "decode", "encode"]
 
@@ -284,16 +285,17 @@ def _untag(tag: Any, v: Any, data: dict[str, Any], depth: int) -> Any:
     if tag == "tuple":
         return tuple(_decode(item, depth) for item in _list(v))
     if tag == "set":
-        return {_decode(item, depth) for item in _list(v)}
+        return set(few_equal_hashes([_decode(item, depth) for item in _list(v)]))
     if tag == "frozenset":
-        return frozenset(_decode(item, depth) for item in _list(v))
+        return frozenset(few_equal_hashes([_decode(item, depth) for item in _list(v)]))
     if tag == "dict":
-        out = {}
+        pairs = []
         for pair in _list(v):
             if type(pair) is not list or len(pair) != 2:
                 raise ValueError("a dict entry is not a [key, value] pair")
-            out[_decode(pair[0], depth)] = _decode(pair[1], depth)
-        return out
+            pairs.append((_decode(pair[0], depth), _decode(pair[1], depth)))
+        few_equal_hashes([key for key, _ in pairs])
+        return dict(pairs)
     if tag == "bytes":
         return base64.b64decode(_text(v, None), validate=True)
     if tag == "float":

@@ -22,9 +22,9 @@ may serve another; the host retires it otherwise (and after N executions):
 
 It is retired at once, never reused, after an execution that failed in any way (an
 error, a limit, a timeout or a crash: the host kills it), whose output was truncated,
-in which the sandbox refused anything (an import, or a
-:class:`~ptcbox.errors.PolicyViolation` or :class:`~ptcbox.errors.LimitExceeded` was
-raised, even if the snippet caught it), which
+in which the sandbox refused anything (an import, a module attribute a view withholds,
+or a :class:`~ptcbox.errors.PolicyViolation` or :class:`~ptcbox.errors.LimitExceeded`
+was raised, even if the snippet caught it), which
 left the process's address space or resident memory over what it was at start plus
 :data:`RSS_SLACK_BYTES`, whose garbage kept coming back when collected (an execution's
 objects are freed, finalizers included, before its ``done`` is sent, so that no code of
@@ -43,8 +43,10 @@ from typing import Any
 
 from ptcbox.errors import LimitExceeded, PolicyViolation
 from ptcbox.runtimes.subprocess.worker import _timing as timing
+from ptcbox.sandbox._cpuclocks import mark_cpu_start
 from ptcbox.sandbox._datastate import PandasOptions, fresh_numpy_random
 from ptcbox.sandbox._modules import REFUSED_IMPORTS
+from ptcbox.sandbox._proxy import REFUSED_ATTRIBUTES
 
 __all__ = ["EXIT_RESET_FAILED", "RSS_SLACK_BYTES", "Reuse", "count_refusals"]
 
@@ -157,7 +159,8 @@ class Reuse:
     def run(self, execute: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         """Run ``execute(*args)`` (it returns the ``done`` message) in a fresh context,
         then reset; set ``done["reuse"]``."""
-        refusals = _refusals[0] + REFUSED_IMPORTS[0]
+        refusals = _refusals[0] + REFUSED_IMPORTS[0] + REFUSED_ATTRIBUTES[0]
+        mark_cpu_start()  # the time view's CPU clocks start at zero for this run
         done = contextvars.Context().run(execute, *args)
         self.left -= 1
         # The execution's objects die now, before its ``done`` is sent: a finalizer (a
@@ -175,7 +178,7 @@ class Reuse:
             and not endless_garbage
             and done.get("error") is None
             and not done.get("truncated")
-            and _refusals[0] + REFUSED_IMPORTS[0] == refusals
+            and _refusals[0] + REFUSED_IMPORTS[0] + REFUSED_ATTRIBUTES[0] == refusals
         )
         size, resident = _memory_bytes(self._statm)
         small = size <= self._memory_limits[0] and resident <= self._memory_limits[1]
