@@ -27,6 +27,7 @@ from ptcbox.agent_glue import (
 )
 from ptcbox.errors import (
     ArithmeticLimitExceeded,
+    CodeSizeLimitExceeded,
     CPUTimeLimitExceeded,
     LimitExceeded,
     MemoryLimitExceeded,
@@ -52,6 +53,7 @@ __all__ = [
     "CPUTimeLimitExceeded",
     "CodeResult",
     "CodeRuntime",
+    "CodeSizeLimitExceeded",
     "DirectProjection",
     "LimitExceeded",
     "MemoryLimitExceeded",

@@ -33,6 +33,7 @@ import signal as _signal
 __all__ = [
     "ArithmeticLimitExceeded",
     "CPUTimeLimitExceeded",
+    "CodeSizeLimitExceeded",
     "LimitExceeded",
     "MemoryLimitExceeded",
     "OutputLimitExceeded",
@@ -105,6 +106,23 @@ class LimitExceeded(PtcboxError):
         super().__init__(
             f"{limit_name} exceeded: {_fmt(observed)} {unit} > limit {_fmt(limit)} {unit}"
         )
+
+
+class CodeSizeLimitExceeded(LimitExceeded):
+    """The snippet is longer than ``SandboxPolicy.max_code_chars`` allows; it did not run.
+
+    Compiling is one C call that no time limit interrupts, and ``ThreadRuntime``
+    compiles in the host process, where it holds the GIL (and so blocks the host's
+    event loop) for as long as it takes: seconds for a few hundred kilobytes of some
+    expressions. The limit bounds that.
+
+    Args:
+        limit: The policy's ``max_code_chars``.
+        observed: The snippet's length, in characters.
+    """
+
+    def __init__(self, limit: int, observed: int) -> None:
+        super().__init__("max_code_chars", limit, observed, "characters")
 
 
 class ToolCallLimitExceeded(LimitExceeded):

@@ -353,6 +353,26 @@ async def test_tool_call_limit(make_runtime: Any) -> None:
     assert [c.ok for c in result.tool_calls] == [True, True, True, False]
 
 
+async def test_code_over_max_code_chars_is_refused_before_anything_runs(
+    make_runtime: Any,
+) -> None:
+    """A compile cannot be stopped by the time limit (ThreadRuntime's holds the host's
+    GIL): a snippet over ``max_code_chars`` is refused before it is parsed or run."""
+    runtime = make_runtime(SandboxPolicy(max_code_chars=40))
+    code = "print('x')\nadd(a=1, b=2)\n" + "#" * 40
+    result = await runtime.execute(code, tools())
+    assert result.error_type == "CodeSizeLimitExceeded"
+    assert (result.stdout, result.tool_calls, result.timed_out) == ("", (), False)
+    assert result.error is not None
+    assert result.error.startswith(
+        "CodeSizeLimitExceeded: max_code_chars exceeded: 65 characters > limit 40 characters\n"
+        "The code was not run."
+    ), result.error
+    fits = await runtime.execute("print('x')\nadd(a=1, b=2)", tools())  # 24 characters
+    assert fits.ok, fits.error
+    assert (fits.stdout, fits.value) == ("x\n", 3)
+
+
 async def test_on_tool_call_runs_on_the_loop_for_each_finished_call(runtime: Any) -> None:
     seen: list[tuple[ToolCallRecord, bool]] = []
     loop_thread = threading.get_ident()

@@ -21,6 +21,7 @@ def test_default_preset_values() -> None:
     assert p.max_cpu_seconds is None
     assert p.max_int_bits == 4_000_000
     assert p.max_repeat_bytes == 64 << 20
+    assert p.max_code_chars == 200_000
 
 
 def test_default_allowlist_is_the_documented_safe_subset() -> None:
@@ -106,6 +107,7 @@ def test_allowed_imports_accepts_any_collection_and_freezes_it() -> None:
         ({"max_cpu_seconds": 0}, "max_cpu_seconds"),
         ({"max_int_bits": 0}, "max_int_bits"),
         ({"max_repeat_bytes": -1}, "max_repeat_bytes"),
+        ({"max_code_chars": 0}, "max_code_chars"),
     ],
 )
 def test_invalid_values_raise_value_errors_naming_the_field(

@@ -132,6 +132,9 @@ class SandboxPolicy:
             starts.
         max_repeat_bytes: Largest result, in bytes, of sequence repetition and padding
             (``"a" * n``, ``[0] * n``, ``s.ljust(n)``, ``bytes(n)`` ...).
+        max_code_chars: Longest snippet, in characters, that an execution runs; a
+            longer one is refused before anything is compiled or run
+            (``CodeSizeLimitExceeded``), since compiling cannot be interrupted.
         max_host_memory_bytes: What the host may hold on behalf of one
             ``SubprocessRuntime`` execution, in bytes of wire data: the arguments of
             tool calls in progress, tool results not yet read by the worker and
@@ -150,6 +153,7 @@ class SandboxPolicy:
     max_int_bits: int = 4_000_000
     max_repeat_bytes: int = 64 << 20
     max_host_memory_bytes: int = 256 << 20
+    max_code_chars: int = 200_000
 
     def __post_init__(self) -> None:
         if not isinstance(self.restricted, bool):
@@ -181,6 +185,7 @@ class SandboxPolicy:
         _positive_int("max_int_bits", self.max_int_bits)
         _positive_int("max_repeat_bytes", self.max_repeat_bytes)
         _positive_int("max_host_memory_bytes", self.max_host_memory_bytes)
+        _positive_int("max_code_chars", self.max_code_chars)
 
     @classmethod
     def strict(cls) -> SandboxPolicy:
@@ -188,7 +193,8 @@ class SandboxPolicy:
 
         Fewer modules (no ``asyncio``, ``random``, ``time``, ``uuid``, ``hashlib``,
         ``base64``, ``operator``), a 10 s timeout, 100 kB of output, 100 tool calls,
-        256 MiB of memory, 10 s of CPU, 100 000-bit integers and 1 MiB repetitions.
+        256 MiB of memory, 10 s of CPU, 100 000-bit integers, 1 MiB repetitions and
+        snippets of at most 50 000 characters.
         """
         return cls(
             allowed_imports=_STRICT_IMPORTS,
@@ -200,6 +206,7 @@ class SandboxPolicy:
             max_cpu_seconds=10.0,
             max_int_bits=100_000,
             max_repeat_bytes=1 << 20,
+            max_code_chars=50_000,
         )
 
     @classmethod

@@ -39,13 +39,21 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ptcbox._result import CodeResult
+from ptcbox.errors import CodeSizeLimitExceeded
 from ptcbox.runtimes._shared._error_text import SNIPPET_FILENAME
 from ptcbox.runtimes._shared._host import ToolSpec
 from ptcbox.runtimes._shared._name_hint import name_hint
 from ptcbox.runtimes._shared._preflight_walk import Site, Visitor, union
 from ptcbox.sandbox._lru import LruCache
 
-__all__ = ["MAX_CHECKED_CHARS", "PreflightFailure", "preflight", "preflight_parsed", "refused"]
+__all__ = [
+    "MAX_CHECKED_CHARS",
+    "PreflightFailure",
+    "oversized",
+    "preflight",
+    "preflight_parsed",
+    "refused",
+]
 
 MAX_CHECKED_CHARS = 100_000
 """Longest snippet checked (characters): parsing is linear, but runs on the host."""
@@ -62,6 +70,23 @@ class PreflightFailure:
 
     error: str
     error_type: str
+
+
+def oversized(code: str, max_code_chars: int, started: float) -> CodeResult | None:
+    """The ``CodeResult`` of a snippet over the policy's ``max_code_chars``, else ``None``.
+
+    Checked before anything is parsed or compiled: a compile cannot be interrupted by
+    the time limit (see :class:`~ptcbox.errors.CodeSizeLimitExceeded`).
+    """
+    if len(code) <= max_code_chars:
+        return None
+    limit = CodeSizeLimitExceeded(max_code_chars, len(code))
+    error = (
+        f"{type(limit).__name__}: {limit}\nThe code was not run. Send a shorter snippet: "
+        "split the work over several executions, and have tools return large data "
+        "instead of writing it into the code."
+    )
+    return refused(PreflightFailure(error, type(limit).__name__), started)
 
 
 def refused(failure: PreflightFailure, started: float) -> CodeResult:

@@ -25,6 +25,7 @@ from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
 from ptcbox.runtimes._shared._host import ToolSpec, ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import cap_text
+from ptcbox.runtimes._shared._preflight import oversized
 from ptcbox.runtimes.ray._actor import RayHost
 from ptcbox.runtimes.ray._caller import CallerExecution
 from ptcbox.runtimes.ray._messages import json_globals, result_from_data, tool_descriptor
@@ -191,6 +192,9 @@ class RayRuntime:
             RuntimeClosedError: The runtime is closed.
         """
         prepared = self._prepare(code, namespace, timeout, extra_globals)
+        too_long = oversized(code, self.policy.max_code_chars, time.perf_counter())
+        if too_long is not None:  # refused here: it never travels to an actor
+            return too_long
         await self.start()
         wait = prepared[1] if self._queue_timeout is None else self._queue_timeout
         slot = await self._pool.acquire(wait)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import Mapping
 from types import TracebackType
@@ -13,6 +14,7 @@ from ptcbox._result import CodeResult
 from ptcbox.errors import RuntimeClosedError, SessionEndedError
 from ptcbox.projections import ToolProjection
 from ptcbox.runtimes._protocol import OutputCallback, ToolCallCallback
+from ptcbox.runtimes._shared._preflight import oversized
 from ptcbox.runtimes.subprocess._result import queue_timeout_result
 
 if TYPE_CHECKING:
@@ -65,6 +67,9 @@ class RaySession:
         if self._ended is not None:
             raise SessionEndedError(self._ended)
         prepared = runtime._prepare(code, namespace, timeout, extra_globals)
+        too_long = oversized(code, runtime.policy.max_code_chars, time.perf_counter())
+        if too_long is not None:  # refused here: it never travels to the actor
+            return too_long
         await runtime.start()
         pool = runtime._pool
         async with self._lock:

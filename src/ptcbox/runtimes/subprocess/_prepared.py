@@ -38,6 +38,7 @@ from ptcbox._result import CodeResult
 from ptcbox.runtimes._shared._host import ToolSpec
 from ptcbox.runtimes._shared._preflight import (
     PreflightFailure,
+    oversized,
     preflight,
     preflight_parsed,
     refused,
@@ -91,6 +92,9 @@ class Preparer:
                 cannot be encoded (a lone surrogate).
         """
         started = time.perf_counter()
+        too_long = oversized(code, self.policy.max_code_chars, started)
+        if too_long is not None:
+            return Prepared(b"", specs, seconds, False, refusal=too_long)
         # a session's globals live in its worker: unknown names are left to run time there
         known = None if session else {*(extra_globals or ())}
         check = functools.partial(preflight, code, specs, known)

@@ -26,7 +26,7 @@ from ptcbox.runtimes._shared._clock import Deadline
 from ptcbox.runtimes._shared._error_text import snippet_location, timeout_error_text
 from ptcbox.runtimes._shared._host import ToolTable, resolve_timeout
 from ptcbox.runtimes._shared._output import Relay
-from ptcbox.runtimes._shared._preflight import preflight_parsed, refused
+from ptcbox.runtimes._shared._preflight import oversized, preflight_parsed, refused
 from ptcbox.runtimes.thread._callables import tool_callables
 from ptcbox.runtimes.thread._job import Job, Outcome, install_hooks
 from ptcbox.runtimes.thread._pool import submit
@@ -264,6 +264,9 @@ class ThreadRuntime:
         if extra_globals and policy.restricted:
             extra_globals = copied_globals(extra_globals)
         started = time.perf_counter()
+        too_long = oversized(code, policy.max_code_chars, started)
+        if too_long is not None:  # compiled here, it would hold the GIL unstoppably
+            return too_long
         known = {*(extra_globals or ()), *(session._namespace if session is not None else ())}
         failure, tree = preflight_parsed(code, specs, known)  # the job compiles this tree
         if failure is not None:  # a call that cannot work: fail before any tool runs
