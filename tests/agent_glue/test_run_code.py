@@ -219,6 +219,10 @@ async def test_construction_errors_and_runtime_ownership(counting: CountingRunti
         RunCodeTool([], runtime=counting, policy=SandboxPolicy())
     with pytest.raises(ValueError, match="max_timeout"):
         RunCodeTool([], max_timeout=0)
+    with pytest.raises(
+        TypeError, match=r"policy= takes a SandboxPolicy, e\.g\. SandboxPolicy\.strict"
+    ):
+        RunCodeTool([], policy="strict")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not match"):
         RunCodeTool({"other": DirectProjection("add", lambda a: a)})
     given = RunCodeTool([], runtime=counting)
@@ -309,3 +313,4 @@ async def test_a_runtime_that_is_neither_a_name_nor_a_runtime_is_refused_at_once
         RunCodeTool([], runtime="threads")
     with pytest.raises(TypeError, match="not int"):
         RunCodeTool([], runtime=3)  # type: ignore[arg-type]
+

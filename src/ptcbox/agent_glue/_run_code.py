@@ -26,6 +26,7 @@ from ptcbox.projections._stubs import count_tokens, render_stubs
 from ptcbox.projections._validated import preview
 from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._policy import check_policy_argument
 
 __all__ = ["RunCodeTool"]
 
@@ -88,7 +89,8 @@ class RunCodeTool(Tool):
         ValueError: If both a runtime instance and ``policy`` are given, ``runtime`` is
             an unknown name, ``max_timeout`` or ``approval_timeout`` is not positive, or
             the namespace is malformed.
-        TypeError: If ``runtime`` is neither a name nor a runtime.
+        TypeError: If ``runtime`` is neither a name nor a runtime, or ``policy`` is not a
+            :class:`~ptcbox.sandbox.SandboxPolicy`.
     """
 
     callable_in_code: ClassVar[bool] = False
@@ -108,6 +110,7 @@ class RunCodeTool(Tool):
         approval_timeout: float = 60.0,
     ) -> None:
         self._runtime_kind = "subprocess"
+        check_policy_argument(policy)
         if isinstance(runtime, str):
             if runtime not in _RUNTIMES_BY_NAME:
                 known = ", ".join(repr(n) for n in _RUNTIMES_BY_NAME)
