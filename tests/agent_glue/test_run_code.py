@@ -314,3 +314,19 @@ async def test_a_runtime_that_is_neither_a_name_nor_a_runtime_is_refused_at_once
     with pytest.raises(TypeError, match="not int"):
         RunCodeTool([], runtime=3)  # type: ignore[arg-type]
 
+
+async def test_repr_names_the_tools_and_the_runtime(counting: CountingRuntime) -> None:
+    """repr() used to recurse: Tool's repr shows fn, here RunCodeTool's own bound _run.
+
+    A notebook displaying the tool, or a log line formatting it, hit RecursionError.
+    """
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    listed = RunCodeTool([add])
+    assert repr(listed) == "RunCodeTool(name='run_code', tools=['add'], runtime='subprocess')"
+    assert listed._runtime is None  # repr did not create the runtime
+    given = RunCodeTool(ToolRegistry([add]), runtime=counting, name="python")
+    assert repr(given) == "RunCodeTool(name='python', tools=['add'], runtime='CountingRuntime')"

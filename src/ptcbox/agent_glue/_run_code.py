@@ -146,6 +146,12 @@ class RunCodeTool(Tool):
             f"Seconds before the code is stopped; at most {self.max_timeout:g} (the default)."
         )
 
+    def __repr__(self) -> str:
+        # Tool's repr shows fn, here the bound self._run, whose repr is this one again
+        names = list(self._tools.names if isinstance(self._tools, ToolRegistry) else self._tools)
+        runtime = self._runtime_kind if self._runtime is None else type(self._runtime).__name__
+        return f"{type(self).__name__}(name={self.name!r}, tools={names!r}, runtime={runtime!r})"
+
     # -- what the model sees -----------------------------------------------------------
 
     @property
