@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(to_json(results), indent=2))
     else:
-        render_table(results, Console(highlight=False))
+        render_table(results, Console(highlight=False, width=max(140, Console().width)))
     return 1 if any(r.error for r in results) else 0
 
 

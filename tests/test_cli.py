@@ -165,6 +165,25 @@ def test_policy_data_option(workdir: Path) -> None:
     assert "numpy and pandas run only in SubprocessRuntime" in thread.stderr
 
 
+def test_policy_data_without_the_extra_is_a_usage_error(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without numpy/pandas, `--policy data` printed an ImportError traceback (exit 1)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("numpy", "pandas") else real(name, *a),
+    )
+    monkeypatch.chdir(workdir)
+    assert cli.main(["run", "ok.py", "--tools", "mytools:TOOLS", "--policy", "data"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptcbox run: the policy allows numpy and pandas, which are not ")
+    assert "pip install 'ptcbox[data]'" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -31,6 +31,34 @@ def test_arrays_and_frames_become_lists_and_records() -> None:
     assert data_value([1]) is NOT_DATA and data_value("x") is NOT_DATA
 
 
+def test_a_named_index_stays_with_its_rows() -> None:
+    """A groupby's keys live in the index: records without it lost which row was which.
+
+    ``df.groupby("region").agg(total=...)`` as a snippet's last line gave
+    ``[{"total": 4.0}, {"total": 2.0}]``, no region.
+    """
+    df = pd.DataFrame({"region": ["EU", "US", "EU"], "sku": ["A", "B", "A"], "n": [1, 2, 3]})
+    assert data_value(df.groupby("region").agg(total=("n", "sum"))) == [
+        {"region": "EU", "total": 4},
+        {"region": "US", "total": 2},
+    ]
+    assert data_value(df.groupby(["region", "sku"])[["n"]].sum()) == [
+        {"region": "EU", "sku": "A", "n": 4},
+        {"region": "US", "sku": "B", "n": 2},
+    ]
+    pivot = pd.pivot_table(df, index="region", columns="sku", values="n", aggfunc="sum")
+    assert data_value(pivot.fillna(0))[0] == {"region": "EU", "A": 4.0, "B": 0.0}
+    # an unnamed index is a row number (a sort or a filter leaves it): left out as before
+    assert data_value(df.sort_values("n", ascending=False).head(1)) == [
+        {"region": "EU", "sku": "A", "n": 3}
+    ]
+    # a name that a column already has, or that is not a str: left out, never an error
+    clash = df.set_index("region")
+    clash["region"] = 0
+    assert data_value(clash)[0] == {"sku": "A", "n": 1, "region": 0}
+    assert data_value(df.set_index("sku").rename_axis(7))[0] == {"region": "EU", "n": 1}
+
+
 def test_too_large_and_subclasses_become_a_note() -> None:
     big = np.zeros(MAX_ELEMENTS + 1, dtype=np.uint8)
     assert data_value(big).startswith("<ndarray of shape (1000001,): too large")

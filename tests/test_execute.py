@@ -163,6 +163,13 @@ def test_runtime_by_name_and_by_instance() -> None:
         ({"runtime": ThreadRuntime(), "policy": object()}, ValueError, "cannot be combined"),
         ({"timeout": 0}, ValueError, "timeout"),
         ({"timeout": -1.5, "runtime": "thread"}, ValueError, "timeout"),
+        # a preset's name, as `ptcbox run --policy strict` takes it (was an AttributeError)
+        (
+            {"policy": "strict"},
+            TypeError,
+            r"policy= takes a SandboxPolicy, e\.g\. SandboxPolicy\.strict",
+        ),
+        ({"policy": "data", "runtime": "thread"}, TypeError, r"e\.g\. SandboxPolicy\.data\(\)"),
     ],
 )
 def test_bad_runtime_arguments(

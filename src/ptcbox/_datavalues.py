@@ -8,7 +8,8 @@ Used by :mod:`ptcbox._jsonable` and the tagged codec
 - numpy scalars (``np.int64``, ``np.float32``, ``np.bool_``, ``np.datetime64`` ...) become
   the Python value of ``.item()`` (``int``, ``float``, ``bool``, ``datetime`` ...);
 - ``numpy.ndarray`` becomes nested lists (``.tolist()``);
-- ``pandas.DataFrame`` becomes a list of row dicts (``to_dict(orient="records")``),
+- ``pandas.DataFrame`` becomes a list of row dicts (``to_dict(orient="records")``), a
+  named index's levels first (``reset_index()``: a groupby's keys stay with their rows),
   ``pandas.Series`` a dict of index to value (``to_dict()``), ``pandas.Index`` a list;
   ``pandas.Timestamp`` is a ``datetime`` already, ``NaT``/``NA`` become ``None``;
 - larger than :data:`MAX_ELEMENTS` elements, or a subclass of these types: the text
@@ -69,6 +70,8 @@ def _pandas_value(value: Any, kind: Any) -> Any:
                 f"<DataFrame with {rows} rows and {cols} columns: too large to return; "
                 "convert a part, e.g. df.head(20).to_dict('records')>"
             )
+        if _named_index_fits(pd, value):  # a groupby's keys, a pivot's rows: keep them
+            value = pd.DataFrame.reset_index(value)
         return pd.DataFrame.to_dict(value, orient="records")
     if kind is pd.Series:
         if len(value) > MAX_ELEMENTS:
@@ -81,3 +84,20 @@ def _pandas_value(value: Any, kind: Any) -> Any:
     if value is pd.NaT or value is pd.NA:
         return None
     return NOT_DATA
+
+
+def _named_index_fits(pd: Any, frame: Any) -> bool:
+    """Whether ``frame``'s index is named (str names only) and no column has such a name.
+
+    A named index carries data (``df.groupby("region").agg(...)`` keeps the regions
+    only there), so records without it lose the rows' keys; an unnamed one is a row
+    number (``sort_values`` or a filter leaves it) and stays out.
+    """
+    index = pd.DataFrame.index.__get__(frame)
+    kind = pd.MultiIndex if type(index) is pd.MultiIndex else pd.Index
+    names = list(kind.names.__get__(index))
+    if not all(type(name) is str for name in names) or len(set(names)) < len(names):
+        return False
+    columns = pd.DataFrame.columns.__get__(frame)
+    taken = {label for label in columns if type(label) is str}
+    return len(taken) == len(columns) and not taken.intersection(names)

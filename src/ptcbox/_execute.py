@@ -47,6 +47,7 @@ from ptcbox.runtimes import (
 )
 from ptcbox.runtimes._shared._host import runs_on_loop
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._policy import check_policy_argument
 
 __all__ = ["aexecute", "execute"]
 
@@ -89,25 +90,23 @@ async def aclose_runtime(runtime: object) -> None:
 
 
 def _check_runtime_arg(runtime: object, policy: object) -> None:
-    if runtime is None:
-        return
     if isinstance(runtime, str):
         if runtime not in RUNTIME_NAMES:
             raise ValueError(
                 f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIME_NAMES)} "
                 "or a runtime instance"
             )
-        return
-    if not isinstance(runtime, CodeRuntime):
+    elif runtime is not None and not isinstance(runtime, CodeRuntime):
         raise TypeError(
             f"runtime= must be None, a name ({', '.join(RUNTIME_NAMES)}) or a runtime "
             f"instance, got {type(runtime).__name__}"
         )
-    if policy is not None:
+    elif runtime is not None and policy is not None:
         raise ValueError(
             "policy= cannot be combined with a runtime instance; the runtime's own policy "
             "applies (pass the policy to the runtime's constructor)"
         )
+    check_policy_argument(policy)
 
 
 class _OnCallerLoop:
@@ -268,7 +267,7 @@ async def aexecute(
         timeouts, limits, policy violations) come back as ``return_code=1``.
 
     Raises:
-        TypeError: For a bad ``code``, ``tools`` or ``runtime`` argument.
+        TypeError: For a bad ``code``, ``tools``, ``runtime`` or ``policy`` argument.
         ValueError: For malformed tools, an unknown runtime name, ``policy`` with a
             runtime instance, or a non-positive ``timeout``.
         RuntimeClosedError: If the given runtime is closed.
@@ -332,7 +331,7 @@ def execute(
         timeouts, limits, policy violations) come back as ``return_code=1``.
 
     Raises:
-        TypeError: For a bad ``code``, ``tools`` or ``runtime`` argument.
+        TypeError: For a bad ``code``, ``tools``, ``runtime`` or ``policy`` argument.
         ValueError: For malformed tools, an unknown runtime name, ``policy`` with a
             runtime instance, or a non-positive ``timeout``.
         RuntimeClosedError: If the given runtime is closed.

@@ -157,7 +157,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = asyncio.run(
             aexecute(code, namespace, runtime=args.runtime, timeout=args.timeout, policy=policy)
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ImportError) as exc:  # ImportError: --policy data, no extra
         raise UsageError(str(exc)) from exc
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))

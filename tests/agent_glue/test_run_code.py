@@ -219,6 +219,10 @@ async def test_construction_errors_and_runtime_ownership(counting: CountingRunti
         RunCodeTool([], runtime=counting, policy=SandboxPolicy())
     with pytest.raises(ValueError, match="max_timeout"):
         RunCodeTool([], max_timeout=0)
+    with pytest.raises(
+        TypeError, match=r"policy= takes a SandboxPolicy, e\.g\. SandboxPolicy\.strict"
+    ):
+        RunCodeTool([], policy="strict")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="does not match"):
         RunCodeTool({"other": DirectProjection("add", lambda a: a)})
     given = RunCodeTool([], runtime=counting)
@@ -309,3 +313,20 @@ async def test_a_runtime_that_is_neither_a_name_nor_a_runtime_is_refused_at_once
         RunCodeTool([], runtime="threads")
     with pytest.raises(TypeError, match="not int"):
         RunCodeTool([], runtime=3)  # type: ignore[arg-type]
+
+
+async def test_repr_names_the_tools_and_the_runtime(counting: CountingRuntime) -> None:
+    """repr() used to recurse: Tool's repr shows fn, here RunCodeTool's own bound _run.
+
+    A notebook displaying the tool, or a log line formatting it, hit RecursionError.
+    """
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    listed = RunCodeTool([add])
+    assert repr(listed) == "RunCodeTool(name='run_code', tools=['add'], runtime='subprocess')"
+    assert listed._runtime is None  # repr did not create the runtime
+    given = RunCodeTool(ToolRegistry([add]), runtime=counting, name="python")
+    assert repr(given) == "RunCodeTool(name='python', tools=['add'], runtime='CountingRuntime')"

@@ -82,3 +82,23 @@ def test_an_upstream_that_is_down_is_a_usage_error() -> None:
 def test_two_upstreams_whose_names_clash_need_prefixes() -> None:
     twice = _serve_cli("--upstream", inventory_command(), "--upstream", inventory_command())
     assert twice.returncode == 2 and "give one server a prefix" in twice.stderr
+
+
+def test_policy_data_without_the_extra_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without numpy/pandas, `--policy data` ended the server with an ImportError traceback."""
+    import importlib.util
+
+    from ptcbox.mcp import serve_command
+    from ptcbox.sandbox import SandboxPolicy
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("numpy", "pandas") else real(name, *a),
+    )
+    assert serve_command({}, upstreams=[], policy=SandboxPolicy.data()) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptcbox mcp serve: the policy allows numpy and pandas, which are not")

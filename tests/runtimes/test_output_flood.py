@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ptcbox.errors import OutputLimitExceeded
-from ptcbox.runtimes._shared._output import output_stop_bytes
+from ptcbox.runtimes._shared._output import output_flood, output_stop_bytes
 from ptcbox.sandbox import SandboxPolicy
 
 pytestmark = pytest.mark.anyio
@@ -79,4 +79,11 @@ def test_the_stop_point_and_the_error() -> None:
         10,
         20,
         "bytes",
+    )
+    # the stop point reads like the limit beside it: "4,000,000", not "4000000"
+    error, note = output_flood(1_000_000, 4_000_030)
+    assert f"{error}{note}" == (
+        "max_output_bytes exceeded: 4,000,030 bytes > limit 1,000,000 bytes (the code kept "
+        "writing past 4,000,000 bytes, far over the output cap, so it was stopped; the head "
+        "and the tail of its output are kept)"
     )

@@ -37,6 +37,31 @@ def test_B09b_refused_imports_raise_import_error_naming_the_module(
 
 
 @pytest.mark.parametrize(
+    ("code", "hint"),
+    [
+        ("from tools import search", "; search is defined already: call it directly, "),
+        ("import search", "; search is defined already: call it directly, "),
+        ("from functions import search, other", "; search is defined already: "),
+        ("def f():\n    from tools import search\nf()", "; search is defined already: "),
+        ("import tools", None),  # no name of the snippet's: no hint
+    ],
+)
+def test_importing_a_tool_says_it_is_defined_already(
+    sandbox_run: Callable, code: str, hint: str | None
+) -> None:
+    """Models write `from tools import get_user`; the refusal only listed the allowed modules."""
+    with pytest.raises(ImportError) as info:
+        sandbox_run(code)
+    message = str(info.value)
+    assert message.startswith("import of ") and "allowed modules: abc, array" in message
+    if hint is None:
+        assert "defined already" not in message
+    else:
+        assert hint in message and message.index(hint) < message.index("allowed modules")
+        assert "no import needed; allowed modules: " in message
+
+
+@pytest.mark.parametrize(
     "code",
     [
         "import importlib",

@@ -121,3 +121,32 @@ def test_zero_tool_calls_and_no_memory_limit_are_valid() -> None:
     p = SandboxPolicy(max_tool_calls=0, max_memory_bytes=None, max_cpu_seconds=2.5)
     assert p.max_tool_calls == 0
     assert p.max_memory_bytes is None
+
+
+@pytest.mark.parametrize(
+    ("given", "advice"),
+    [
+        ("strict", "SandboxPolicy.strict()"),
+        ("data", "SandboxPolicy.data()"),
+        ("default", "SandboxPolicy()"),
+        ({"timeout": 5}, "SandboxPolicy.strict()"),
+    ],
+)
+def test_a_preset_name_or_a_dict_as_policy_is_refused_with_the_call_to_make(
+    given: object, advice: str
+) -> None:
+    """`--policy strict` on the command line makes `policy="strict"` an easy slip.
+
+    It used to fail deep inside with "'str' object has no attribute 'allowed_imports'".
+    """
+    from ptcbox.runtimes import SubprocessRuntime
+    from ptcbox.sandbox._policy import check_policy_argument
+
+    check_policy_argument(None)
+    check_policy_argument(SandboxPolicy.strict())
+    with pytest.raises(TypeError) as raised:
+        check_policy_argument(given)
+    assert str(raised.value).startswith(f"policy= takes a SandboxPolicy, e.g. {advice} ")
+    assert f"got {type(given).__name__} {given!r}" in str(raised.value)
+    with pytest.raises(TypeError, match="policy= takes a SandboxPolicy"):
+        SubprocessRuntime(given)  # type: ignore[arg-type]  # refused before any process starts

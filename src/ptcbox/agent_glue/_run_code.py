@@ -26,6 +26,7 @@ from ptcbox.projections._stubs import count_tokens, render_stubs
 from ptcbox.projections._validated import preview
 from ptcbox.runtimes import CodeRuntime, SubprocessRuntime, ThreadRuntime
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._policy import check_policy_argument
 
 __all__ = ["RunCodeTool"]
 
@@ -88,7 +89,8 @@ class RunCodeTool(Tool):
         ValueError: If both a runtime instance and ``policy`` are given, ``runtime`` is
             an unknown name, ``max_timeout`` or ``approval_timeout`` is not positive, or
             the namespace is malformed.
-        TypeError: If ``runtime`` is neither a name nor a runtime.
+        TypeError: If ``runtime`` is neither a name nor a runtime, or ``policy`` is not a
+            :class:`~ptcbox.sandbox.SandboxPolicy`.
     """
 
     callable_in_code: ClassVar[bool] = False
@@ -108,6 +110,7 @@ class RunCodeTool(Tool):
         approval_timeout: float = 60.0,
     ) -> None:
         self._runtime_kind = "subprocess"
+        check_policy_argument(policy)
         if isinstance(runtime, str):
             if runtime not in _RUNTIMES_BY_NAME:
                 known = ", ".join(repr(n) for n in _RUNTIMES_BY_NAME)
@@ -142,6 +145,12 @@ class RunCodeTool(Tool):
         properties["timeout"]["description"] = (
             f"Seconds before the code is stopped; at most {self.max_timeout:g} (the default)."
         )
+
+    def __repr__(self) -> str:
+        # Tool's repr shows fn, here the bound self._run, whose repr is this one again
+        names = list(self._tools.names if isinstance(self._tools, ToolRegistry) else self._tools)
+        runtime = self._runtime_kind if self._runtime is None else type(self._runtime).__name__
+        return f"{type(self).__name__}(name={self.name!r}, tools={names!r}, runtime={runtime!r})"
 
     # -- what the model sees -----------------------------------------------------------
 

@@ -110,7 +110,7 @@ def serve_command(
             raise ValueError("--direct lists upstream tools; give at least one --upstream")
         options = _Options(runtime or "subprocess", policy, address, direct, discovery, max_timeout)
         asyncio.run(_serve(tools, parsed, options))
-    except (ValueError, TypeError, MCPConnectError) as exc:
+    except (ValueError, TypeError, ImportError, MCPConnectError) as exc:  # Import: --policy data
         print(f"ptcbox mcp serve: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -335,7 +335,7 @@ class ImportHook:
         if type(fromlist) is list and not fromlist and self._c_internal(name):
             return importlib.import_module(name)  # type: ignore[return-value]
         if name not in self._allowed and name not in _ALWAYS_ALLOWED:
-            raise self._refused(name)
+            raise self._refused(name, _already_defined(globals, name, fromlist))
         target = self._get(name)
         if fromlist:
             for item in fromlist:
@@ -368,10 +368,13 @@ class ImportHook:
         root = name.partition(".")[0]
         return root in _DATA_ROOTS and root in self._allowed
 
-    def _refused(self, name: str) -> ImportError:
+    def _refused(self, name: str, defined: list[str] | None = None) -> ImportError:
         REFUSED_IMPORTS[0] += 1
         reason = EXCLUDED_MODULES.get(name) or EXCLUDED_MODULES.get(name.partition(".")[0])
         why = f": {reason}" if reason else ""
+        if defined:  # `from tools import get_user`: the tool is a global already
+            why += f"; {', '.join(defined)} {'is' if len(defined) == 1 else 'are'} defined"
+            why += " already: call it directly, no import needed"
         return ImportError(
             f"import of {name!r} is not allowed in the sandbox{why}; allowed modules: "
             f"{self.allowed_text}",
@@ -429,3 +432,11 @@ class AblatedImportHook(ImportHook):
         if not allowed and not off("import_allowlist"):
             raise self._refused(name)
         return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+def _already_defined(namespace: Any, name: str, fromlist: Any) -> list[str]:
+    """The names a refused import asks for that the snippet's globals hold (its tools)."""
+    if type(namespace) is not dict:  # the frame's own globals; never call snippet code
+        return []
+    wanted = [name, *fromlist] if type(fromlist) in (list, tuple) else [name]
+    return [item for item in wanted if type(item) is str and item in namespace]

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DATA_IMPORTS", "DEFAULT_ALLOWED_IMPORTS", "SandboxPolicy"]
+__all__ = ["DATA_IMPORTS", "DEFAULT_ALLOWED_IMPORTS", "SandboxPolicy", "check_policy_argument"]
 
 DEFAULT_ALLOWED_IMPORTS: frozenset[str] = frozenset(
     {
@@ -247,6 +247,27 @@ class SandboxPolicy:
                 f"fields are: {', '.join(sorted(names))}"
             )
         return dataclasses.replace(self, **changes)
+
+
+def check_policy_argument(policy: object) -> None:
+    """Refuse a ``policy=`` argument that is neither ``None`` nor a :class:`SandboxPolicy`.
+
+    The command line names presets (``--policy strict``), so ``policy="strict"`` is an
+    easy slip; without this check it failed later with an unrelated ``AttributeError``.
+
+    Raises:
+        TypeError: Naming the preset method to call instead.
+    """
+    if policy is None or isinstance(policy, SandboxPolicy):
+        return
+    presets = {"default": "()", "strict": ".strict()", "data": ".data()", "trusted": ".trusted()"}
+    example = "SandboxPolicy" + (
+        presets.get(policy, ".strict()") if type(policy) is str else ".strict()"
+    )
+    raise TypeError(
+        f"policy= takes a SandboxPolicy, e.g. {example} "
+        f"(from ptcbox.sandbox import SandboxPolicy), got {type(policy).__name__} {policy!r}"
+    )
 
 
 def _positive_int(name: str, value: object, *, allow_zero: bool = False) -> None:

@@ -57,7 +57,7 @@ def output_flood(max_bytes: int, written: int) -> tuple[OutputLimitExceeded, str
         ``f"OutputLimitExceeded: {exc}{note}"``.
     """
     note = (
-        f" (the code kept writing past {output_stop_bytes(max_bytes)} bytes, far over the "
+        f" (the code kept writing past {output_stop_bytes(max_bytes):,} bytes, far over the "
         "output cap, so it was stopped; the head and the tail of its output are kept)"
     )
     return OutputLimitExceeded(max_bytes, written), note

@@ -38,6 +38,7 @@ def check_options(
     missing = missing_data_libs(policy.allowed_imports)
     if missing:
         raise ImportError(
-            f"the policy allows {', '.join(missing)}, which is not installed: "
+            f"the policy allows {' and '.join(missing)}, "
+            f"which {'are' if len(missing) > 1 else 'is'} not installed: "
             "pip install 'ptcbox[data]'"
         )

@@ -44,6 +44,7 @@ from ptcbox.runtimes.subprocess.worker._config import WorkerConfig, policy_to_wi
 from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._ablation import ENV_VAR as ABLATION_ENV
 from ptcbox.sandbox._ablation import OFF as ABLATION_OFF
+from ptcbox.sandbox._policy import check_policy_argument
 
 __all__ = ["DEFAULT_ENV_ALLOWLIST", "SubprocessRuntime"]
 
@@ -137,6 +138,7 @@ class SubprocessRuntime:
 
     Raises:
         ValueError: If a numeric argument is out of range.
+        TypeError: If ``policy`` is not a :class:`~ptcbox.sandbox.SandboxPolicy`.
         OSError: If the system is not Linux.
         ImportError: The policy allows numpy or pandas (``SandboxPolicy.data()``) and
             it is not installed.
@@ -159,6 +161,7 @@ class SubprocessRuntime:
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError("SubprocessRuntime needs Linux (prctl, seccomp, rlimits)")
+        check_policy_argument(policy)
         self.policy = policy if policy is not None else SandboxPolicy()
         check_options(
             self.policy,
