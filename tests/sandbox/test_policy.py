@@ -139,7 +139,7 @@ def test_a_preset_name_or_a_dict_as_policy_is_refused_with_the_call_to_make(
 
     It used to fail deep inside with "'str' object has no attribute 'allowed_imports'".
     """
-    from ptcbox.runtimes import SubprocessRuntime
+    from ptcbox.runtimes import RayRuntime, SubprocessRuntime, ThreadRuntime
     from ptcbox.sandbox._policy import check_policy_argument
 
     check_policy_argument(None)
@@ -148,5 +148,6 @@ def test_a_preset_name_or_a_dict_as_policy_is_refused_with_the_call_to_make(
         check_policy_argument(given)
     assert str(raised.value).startswith(f"policy= takes a SandboxPolicy, e.g. {advice} ")
     assert f"got {type(given).__name__} {given!r}" in str(raised.value)
-    with pytest.raises(TypeError, match="policy= takes a SandboxPolicy"):
-        SubprocessRuntime(given)  # type: ignore[arg-type]  # refused before any process starts
+    for runtime in (SubprocessRuntime, ThreadRuntime, RayRuntime):  # before any process starts
+        with pytest.raises(TypeError, match="policy= takes a SandboxPolicy"):
+            runtime(given)  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ from ptcbox.runtimes.ray._pool import ActorPool, ActorSlot
 from ptcbox.runtimes.ray._session import RaySession
 from ptcbox.runtimes.subprocess._result import queue_timeout_result
 from ptcbox.sandbox import SandboxPolicy
+from ptcbox.sandbox._policy import check_policy_argument
 
 __all__ = ["RayRuntime"]
 
@@ -95,6 +96,7 @@ class RayRuntime:
     Raises:
         ImportError: If Ray is not installed.
         ValueError: If a count is below 1.
+        TypeError: If ``policy`` is not a :class:`~ptcbox.sandbox.SandboxPolicy`.
     """
 
     def __init__(
@@ -111,6 +113,7 @@ class RayRuntime:
         tool_threads: int = 32,
         queue_timeout: float | None = None,
     ) -> None:
+        check_policy_argument(policy)
         self._ray = import_ray()
         if actors < 1 or executions_per_actor < 1:
             raise ValueError("actors and executions_per_actor must be at least 1")

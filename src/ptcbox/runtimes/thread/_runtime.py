@@ -35,6 +35,7 @@ from ptcbox.runtimes.thread._session import ThreadSession
 from ptcbox.runtimes.thread._tools import Run
 from ptcbox.sandbox import SandboxPolicy
 from ptcbox.sandbox._dataspecs import DATA_RUNTIME_REASON, uses_data_libs
+from ptcbox.sandbox._policy import check_policy_argument
 
 __all__ = ["ThreadRuntime", "ThreadSession"]
 
@@ -134,6 +135,7 @@ class ThreadRuntime:
         policy: The sandbox policy; ``SandboxPolicy()`` when ``None``.
 
     Raises:
+        TypeError: If ``policy`` is not a :class:`~ptcbox.sandbox.SandboxPolicy`.
         ValueError: A restricted ``policy`` allows ``numpy`` or ``pandas``
             (:meth:`SandboxPolicy.data`): they run only in ``SubprocessRuntime``.
 
@@ -143,6 +145,7 @@ class ThreadRuntime:
     """
 
     def __init__(self, policy: SandboxPolicy | None = None) -> None:
+        check_policy_argument(policy)
         self.policy: SandboxPolicy = policy if policy is not None else SandboxPolicy()
         if self.policy.restricted and uses_data_libs(self.policy.allowed_imports):
             raise ValueError(f"ThreadRuntime cannot run this policy: {DATA_RUNTIME_REASON}")
