@@ -245,10 +245,13 @@ class WorkerPool:
         self._template_gone()
 
     # -- workers -------------------------------------------------------------------------
-    def _on_worker(self, worker: WorkerHandle, requested: bool = True) -> None:
+    def _on_worker(
+        self, worker: WorkerHandle, requested: bool = True, *, forked: bool = True
+    ) -> None:
         self._requested = max(0, self._requested - requested)
         self._workers[worker.pid] = worker
-        self._rotation.forked()
+        if forked:  # a reused worker coming back is no new fork of the template
+            self._rotation.forked()
         if self.closed:
             worker.kill()
             worker.close()
@@ -368,7 +371,7 @@ class WorkerPool:
         if self.closed or self._ctl is None or worker.exited or worker.pid not in self._workers:
             return False
         self._demand.returned()
-        self._on_worker(worker, requested=False)
+        self._on_worker(worker, requested=False, forked=False)
         return True
 
     @property
