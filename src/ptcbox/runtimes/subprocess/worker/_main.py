@@ -305,6 +305,7 @@ def _serve(
             channel.send(done)
         if single and not done.get("reuse"):
             return 0
+        channel.disarm_timer()  # its output went with the done: no alarm in the next run
         if single:  # the reset and the next run's globals, while the host reads the result
             if reuse is not None and not reuse.reset():
                 return EXIT_RESET_FAILED  # before reading a run sent meanwhile: see _reuse
