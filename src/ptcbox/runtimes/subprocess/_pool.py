@@ -188,6 +188,7 @@ class WorkerPool:
                 pidfd = fds[1] if len(fds) == 2 else None
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)  # threads block on it; the loop passes MSG_DONTWAIT
+                self._rotation.forked()  # a fork (a reused worker's return is none)
                 self._on_worker(WorkerHandle(int(message["pid"]), sock, pidfd))
                 continue
             for fd in fds:
@@ -245,13 +246,9 @@ class WorkerPool:
         self._template_gone()
 
     # -- workers -------------------------------------------------------------------------
-    def _on_worker(
-        self, worker: WorkerHandle, requested: bool = True, *, forked: bool = True
-    ) -> None:
+    def _on_worker(self, worker: WorkerHandle, requested: bool = True) -> None:
         self._requested = max(0, self._requested - requested)
         self._workers[worker.pid] = worker
-        if forked:  # a reused worker coming back is no new fork of the template
-            self._rotation.forked()
         if self.closed:
             worker.kill()
             worker.close()
@@ -371,7 +368,7 @@ class WorkerPool:
         if self.closed or self._ctl is None or worker.exited or worker.pid not in self._workers:
             return False
         self._demand.returned()
-        self._on_worker(worker, requested=False, forked=False)
+        self._on_worker(worker, requested=False)
         return True
 
     @property

@@ -151,22 +151,10 @@ class WorkerChannel:
         """
         signal.signal(signal.SIGALRM, self._on_alarm)
 
-    def arm_timer(self) -> None:
-        """Flush within :data:`_FLUSH_DELAY_S` seconds unless something flushes first."""
-        self.timer_armed = True
-        signal.setitimer(signal.ITIMER_REAL, _FLUSH_DELAY_S)
-
-    def disarm_timer(self) -> None:
-        """Cancel a pending flush: call once everything written was sent (``done``).
-
-        Left armed, the timer of an execution that printed fires :data:`_FLUSH_DELAY_S`
-        after its output was already sent with its ``done``: a signal that wakes the
-        idle worker for nothing, or interrupts the next execution (reuse mode, sessions).
-        """
-        with self.send_lock:
-            if self.timer_armed and not (self.stdout._parts or self.stderr._parts):
-                self.timer_armed = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
+    def arm_timer(self, delay: float = _FLUSH_DELAY_S) -> None:
+        """Flush within ``delay`` seconds unless something flushes first (0: disarm)."""
+        self.timer_armed = delay > 0
+        signal.setitimer(signal.ITIMER_REAL, delay)
 
     def _on_alarm(self, signum: int, frame: object) -> None:
         self.timer_armed = False
