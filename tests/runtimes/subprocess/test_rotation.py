@@ -84,3 +84,30 @@ async def test_executions_during_rotations_all_succeed() -> None:
             results.extend(await asyncio.gather(*wave))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     assert [r.value for r in results] == ["long", "short"] * (len(results) // 2)
+
+
+async def test_a_reused_worker_going_back_to_the_pool_is_no_fork() -> None:
+    """Rotation counts forks; a reused worker handed back after its execution is none.
+    Counted as one (it was), a reuse-mode runtime started a whole new template in the
+    background every ``rotate_template_after`` executions (every 1,000 by default: a
+    new interpreter, its imports and warm-up, and the reused worker killed, about twice
+    a second at full reuse throughput)."""
+    runtime = SubprocessRuntime(
+        SandboxPolicy.trusted(),  # os.getpid(): which worker served
+        rotate_template_after=3,
+        min_idle=1,
+        max_workers=1,
+        max_executions_per_worker=100,
+    )
+    async with no_leaks(), runtime as rt:
+        await rt.start()
+        template = rt._pool._proc
+        pids = []
+        for _ in range(12):
+            result = await rt.execute("import os\nos.getpid()", {})
+            assert result.ok, result.error
+            pids.append(result.value)
+        assert len(set(pids)) == 1  # one worker served them all
+        assert rt._pool._rotation.forks < 3  # the pool's own forks only
+        assert rt._pool._rotation._next is None and rt._pool._rotation.generation == 0
+        assert rt._pool._proc is template

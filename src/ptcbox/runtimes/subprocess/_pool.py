@@ -188,6 +188,7 @@ class WorkerPool:
                 pidfd = fds[1] if len(fds) == 2 else None
                 sock = socket.socket(fileno=fds[0])
                 sock.setblocking(True)  # threads block on it; the loop passes MSG_DONTWAIT
+                self._rotation.forked()  # a fork (a reused worker's return is none)
                 self._on_worker(WorkerHandle(int(message["pid"]), sock, pidfd))
                 continue
             for fd in fds:
@@ -248,7 +249,6 @@ class WorkerPool:
     def _on_worker(self, worker: WorkerHandle, requested: bool = True) -> None:
         self._requested = max(0, self._requested - requested)
         self._workers[worker.pid] = worker
-        self._rotation.forked()
         if self.closed:
             worker.kill()
             worker.close()

@@ -151,10 +151,10 @@ class WorkerChannel:
         """
         signal.signal(signal.SIGALRM, self._on_alarm)
 
-    def arm_timer(self) -> None:
-        """Flush within :data:`_FLUSH_DELAY_S` seconds unless something flushes first."""
-        self.timer_armed = True
-        signal.setitimer(signal.ITIMER_REAL, _FLUSH_DELAY_S)
+    def arm_timer(self, delay: float = _FLUSH_DELAY_S) -> None:
+        """Flush within ``delay`` seconds unless something flushes first (0: disarm)."""
+        self.timer_armed = delay > 0
+        signal.setitimer(signal.ITIMER_REAL, delay)
 
     def _on_alarm(self, signum: int, frame: object) -> None:
         self.timer_armed = False

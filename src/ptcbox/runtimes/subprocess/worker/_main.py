@@ -308,6 +308,8 @@ def _serve(
             channel.send(done)
         if single and not done.get("reuse"):
             return 0
+        if channel.timer_armed:  # its output went with the done: no alarm 2 ms from now
+            channel.arm_timer(0)  # (idle, or in the middle of the next execution)
         if single:  # the reset and the next run's globals, while the host reads the result
             if reuse is not None and not reuse.reset():
                 return EXIT_RESET_FAILED  # before reading a run sent meanwhile: see _reuse
