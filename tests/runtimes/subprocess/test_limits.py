@@ -289,3 +289,36 @@ async def test_unread_tool_results_are_capped_and_hold_one_tool_thread() -> None
     # the tools at once and one thread sending replies (a few more while threads turn
     # over); before the fix every tool thread was blocked sending a reply
     assert len(threads) < most
+
+
+async def test_a_timeout_names_the_tool_call_the_snippet_was_waiting_for() -> None:
+    """The worker's line is lost with it: a timeout while a tool call ran says which
+    tool took the time (a model then fixes the call, not its own loop); one in the
+    snippet's own code says only that the worker was killed."""
+
+    def hang(seconds: float) -> str:
+        """Sleep, then answer."""
+        time.sleep(seconds)
+        return "late"
+
+    async def slow(seconds: float) -> str:
+        """Sleep on the loop, then answer."""
+        await anyio.sleep(seconds)
+        return "late"
+
+    tools = {
+        **TOOLS,
+        "hang": DirectProjection("hang", hang),
+        "slow": DirectProjection("slow", slow),
+    }
+    async with SubprocessRuntime() as runtime:
+        for tool in ("hang", "slow"):
+            result = await runtime.execute(f"print('before')\n{tool}(seconds=3)", tools, timeout=1)
+            assert result.timed_out and result.stdout == "before\n", result
+            assert result.error is not None
+            assert f"(it was waiting for the tool call {tool}, still running after " in result.error
+            assert result.error.endswith(" seconds; the worker process was killed)"), result.error
+        looping = await runtime.execute("while True:\n    pass", tools, timeout=1)
+        assert looping.timed_out and looping.error is not None
+        assert looping.error.endswith("(the worker process was killed)"), looping.error
+        assert "waiting for" not in looping.error

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ptcbox._result import CodeResult
+from ptcbox._result import CodeResult, ToolCallRecord
 from ptcbox.errors import WorkerCrashed
 from ptcbox.runtimes._shared._error_text import timeout_error_text
 from ptcbox.runtimes._shared._output import cap_text
+from ptcbox.runtimes._shared._trace import CANCELLED_AT_END, RUNNING_AT_END
 from ptcbox.runtimes.subprocess._handle import WorkerHandle
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["build_result", "queue_timeout_result"]
 
 _ERROR_TYPE_CHARS = 100
+_IN_FLIGHT_AT_END = (RUNNING_AT_END, CANCELLED_AT_END)
 
 
 def build_result(
@@ -50,7 +53,7 @@ def build_result(
         timed_out = True
         error = timeout_error_text(timeout, paused=execution.clock.paused_seconds())
         error_type = "TimeoutError"
-        error += " (the worker process was killed)"
+        error += _killed_while(execution.records)
     elif kind == "protocol":
         error, error_type = f"WireProtocolError: {detail}", "WireProtocolError"
     elif kind == "limit":
@@ -100,4 +103,19 @@ def queue_timeout_result(wait: float, max_workers: int) -> CodeResult:
         error_type="TimeoutError",
         timed_out=True,
         duration_s=wait,
+    )
+
+
+def _killed_while(records: Iterable[ToolCallRecord | None]) -> str:
+    """What the timed-out snippet was doing: the tool call it waited for, when one was
+    still running (the worker's line is gone with it: a model then knows the tool, not
+    its own loop, took the time)."""
+    waiting = [r for r in records if r is not None and r.error in _IN_FLIGHT_AT_END]
+    if not waiting:
+        return " (the worker process was killed)"
+    names = sorted({record.name for record in waiting})
+    calls = "the tool call " if len(waiting) == 1 else f"{len(waiting)} tool calls: "
+    return (
+        f" (it was waiting for {calls}{', '.join(names)}, still running after "
+        f"{max(r.duration_s for r in waiting):.1f} seconds; the worker process was killed)"
     )
