@@ -66,6 +66,39 @@ def test_output_frames_and_split_reads() -> None:
     assert decoder.pending_bytes == 0
 
 
+_CALL = encode_plain_call(1, "ping", (), {"i": 1})
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _CALL[:-1],  # a frame cut short
+        _CALL + _CALL[:3],  # a frame and the start of the next
+        _CALL + _CALL,  # two frames
+        b"\x00\x00\x00\x00J",  # empty frame
+        b"\x00\x00\x00\x03Z{}",  # unknown kind
+        struct.pack(">IB", MAX_FRAME_BYTES + 1, KIND_JSON) + b"x" * (MAX_FRAME_BYTES),
+        b"\x00\x00",
+    ],
+    ids=["cut", "and-a-head", "two", "empty", "kind", "oversized", "short"],
+)
+def test_whole_is_only_for_exactly_one_valid_frame(data: bytes) -> None:
+    """Anything but one whole, valid frame goes to feed (which frames, or refuses, it)."""
+    decoder = FrameDecoder()
+    assert decoder.whole(data) is None
+    assert decoder.pending_bytes == 0  # whole() never buffers
+
+
+def test_whole_frame_equals_what_feed_yields_and_never_skips_a_buffered_head() -> None:
+    for frame in (_CALL, encode_output(KIND_STDOUT, b"out"), reply_frame(3, [1, "x"])):
+        assert [FrameDecoder().whole(frame)] == list(FrameDecoder().feed(frame))
+    decoder = FrameDecoder()
+    assert list(decoder.feed(_CALL[:7])) == []
+    assert decoder.whole(_CALL) is None  # the buffered head comes first
+    assert list(decoder.feed(_CALL[7:])) == [(KIND_JSON, _CALL[5:])]
+    assert decoder.whole(_CALL) == (KIND_JSON, _CALL[5:])
+
+
 def test_oversized_frame_is_refused_before_it_is_buffered() -> None:
     decoder = FrameDecoder()
     header = struct.pack(">IB", MAX_FRAME_BYTES + 1, KIND_JSON)

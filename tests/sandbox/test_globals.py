@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable
 
@@ -9,6 +10,7 @@ import pytest
 
 from ptcbox.errors import ToolError
 from ptcbox.sandbox import VALUE_NAME, SandboxPolicy, build_globals, compile_snippet
+from ptcbox.sandbox._globals import add_globals
 
 
 def test_namespace_basics(sandbox_run: Callable) -> None:
@@ -87,3 +89,16 @@ def test_trusted_globals_use_real_builtins_and_modules(sandbox_run: Callable) ->
 def test_lone_surrogates_reach_the_sink_unchanged(sandbox_run: Callable) -> None:
     ran = sandbox_run('print("ok \\ud800")')
     assert ran.stdout == "ok \ud800\n"  # the runtime decides how to encode (B29)
+
+
+def test_tools_are_wrapped_unless_they_already_are_plain_stubs() -> None:
+    """A tool is hidden behind a plain closure (the snippet sees no ``func`` of a
+    partial); ``plain_tools`` (a subprocess worker's own stubs) adds them as they are."""
+    policy = SandboxPolicy()
+    tool = functools.partial(print, "x")
+    wrapped: dict[str, object] = {}
+    add_globals(wrapped, policy, tools={"t": tool})
+    assert wrapped["t"] is not tool and not hasattr(wrapped["t"], "func")
+    plain: dict[str, object] = {}
+    add_globals(plain, policy, tools={"t": tool}, plain_tools=True)
+    assert plain["t"] is tool

@@ -325,6 +325,18 @@ class FrameDecoder:
         """Bytes received that do not yet form a whole frame."""
         return len(self._buffer)
 
+    def whole(self, data: bytes) -> tuple[int, bytes] | None:
+        """The frame ``data`` is, when nothing is buffered and it is exactly one whole,
+        valid frame (the usual read during a run of tool calls), else ``None``: then
+        :meth:`feed` it. Called without a generator: ~1 us less per frame than ``feed``.
+        """
+        if self._buffer or len(data) < 5:
+            return None
+        size, kind = _HEADER.unpack_from(data)
+        if len(data) == size + 4 and 0 < size <= self._max and kind in _KINDS:
+            return kind, data[5:]
+        return None
+
     def feed(self, data: bytes) -> Iterator[tuple[int, bytes]]:
         """Add received bytes and yield every complete frame.
 

@@ -8,16 +8,20 @@ one it replaces, over the edge values of each type.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import socket
+from typing import Any
 
 import pytest
 
+from ptcbox._result import ToolCallRecord
 from ptcbox.errors import WireProtocolError
 from ptcbox.runtimes._shared._codec import encode
 from ptcbox.runtimes._wire import KIND_JSON, KIND_STDOUT, FrameDecoder
 from ptcbox.runtimes.subprocess._calls import decode_arguments
+from ptcbox.runtimes.subprocess._calltrace import new_record
 from ptcbox.runtimes.subprocess.worker._io import (
     WorkerChannel,
     _plain,
@@ -112,3 +116,68 @@ def test_a_call_frame_goes_after_the_output_written_before_it() -> None:
             (KIND_JSON, b"{}"),
             (KIND_JSON, b"{}"),
         ]
+
+
+def _lookup(key: str) -> str:
+    """Look a key up."""
+    if key == "missing":
+        raise KeyError(key)
+    return key.upper()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("reuse", [1, 5], ids=["fresh", "reuse"])
+async def test_the_snippet_sees_the_worker_stub_as_a_plain_function(reuse: int) -> None:
+    """The worker adds its tool stubs to the globals unwrapped (``plain_tools``): the
+    snippet still sees a plain function with the tool's name and docstring and no
+    public attribute, a failing tool's traceback holds no worker frame, and the
+    trace records each call."""
+    from ptcbox import DirectProjection, SubprocessRuntime
+
+    tools = {"lookup": DirectProjection(name="lookup", fn=_lookup)}
+    code = (
+        "seen = (type(lookup).__name__, lookup.__name__, lookup.__doc__,\n"
+        "        [a for a in dir(lookup) if not a.startswith('_')], lookup(key='a'))\n"
+        "try:\n    lookup(key='missing')\nexcept KeyError as exc:\n    seen += (repr(exc),)\n"
+        "seen"
+    )
+    async with SubprocessRuntime(max_executions_per_worker=reuse) as runtime:
+        for _ in range(2):  # reuse: the second run is on the same worker
+            result = await runtime.execute(code, tools)
+            assert result.ok, result.error
+            assert result.value == [  # a tuple comes back as a list (JSON)
+                "function",
+                "lookup",
+                "Look a key up.",
+                [],
+                "A",
+                "KeyError('missing')",
+            ]
+            assert [(c.name, c.arguments, c.ok) for c in result.tool_calls] == [
+                ("lookup", {"key": "a"}, True),
+                ("lookup", {"key": "missing"}, False),
+            ]
+        failed = await runtime.execute("lookup(key='missing')", tools)
+        assert failed.error_type == "KeyError"
+        assert "_io.py" not in (failed.error or "") and "<snippet>" in (failed.error or "")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ("ping", {"i": 1}, True, None, 0.25, None),
+        ("ping", {}, False, "KeyError: 'x'", 0.0, {"i": 2}),
+        ("slow", {"a": [1, "b"]}, None, "still running", 1.5, None),
+    ],
+)
+def test_a_record_built_through_its_slots_equals_the_dataclass_one(
+    values: tuple[Any, ...],
+) -> None:
+    """The host builds each call's ToolCallRecord with :func:`new_record`: the same
+    record as the dataclass's ``__init__`` builds, field for field, still frozen."""
+    record = new_record(*values)
+    assert record == ToolCallRecord(*values)
+    assert type(record) is ToolCallRecord
+    assert [getattr(record, f.name) for f in dataclasses.fields(record)] == list(values)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.ok = False  # type: ignore[misc]

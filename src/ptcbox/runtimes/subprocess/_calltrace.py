@@ -11,6 +11,7 @@ snippet stopped waiting for, and reports the calls still in flight at the end as
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import threading
 import time
@@ -30,7 +31,7 @@ from ptcbox.runtimes._shared._trace import CANCELLED, CANCELLED_AT_END, RUNNING_
 from ptcbox.runtimes._wire import field
 from ptcbox.sandbox import SandboxPolicy
 
-__all__ = ["UNCOUNTED_BYTES", "CallTrace", "PendingCall"]
+__all__ = ["UNCOUNTED_BYTES", "CallTrace", "PendingCall", "new_record"]
 
 Outcome = tuple[str, Any]
 UNCOUNTED_BYTES = 4096
@@ -71,6 +72,39 @@ class PendingCall:
         if self.scope is None:
             return self.spec.call
         return functools.partial(call_in_scope, self.scope, self.spec.call)
+
+
+_new = object.__new__
+(
+    _set_name,
+    _set_arguments,
+    _set_ok,
+    _set_error,
+    _set_duration,
+    _set_requested,
+) = (getattr(ToolCallRecord, field.name).__set__ for field in dataclasses.fields(ToolCallRecord))
+
+
+def new_record(  # noqa: PLR0917 (the positional order of ToolCallRecord)
+    name: str,
+    arguments: dict[str, Any],
+    ok: bool | None,
+    error: str | None,
+    duration_s: float,
+    requested_arguments: dict[str, Any] | None,
+) -> ToolCallRecord:
+    """``ToolCallRecord(name, arguments, ok, error, duration_s, requested_arguments)``,
+    built through its slots: a frozen dataclass's ``__init__`` sets each field with
+    ``object.__setattr__`` (callgrind: 10.5k instructions a record, 6.2k this way;
+    one record a call on the host)."""
+    record = _new(ToolCallRecord)
+    _set_name(record, name)
+    _set_arguments(record, arguments)
+    _set_ok(record, ok)
+    _set_error(record, error)
+    _set_duration(record, duration_s)
+    _set_requested(record, requested_arguments)
+    return record
 
 
 class CallTrace:
@@ -123,7 +157,7 @@ class CallTrace:
         requested = None
         if call.scope is not None and call.scope.arguments is not None:  # edited
             arguments, requested = jsonable_arguments(call.scope.arguments), arguments
-        record = ToolCallRecord(call.spec.name, arguments, ok, error, call.seconds, requested)
+        record = new_record(call.spec.name, arguments, ok, error, call.seconds, requested)
         summary = summarize_arguments(arguments)
         if summary is not arguments or requested is not None:
             self.records[call.index] = ToolCallRecord(

@@ -288,6 +288,9 @@ class HostExecution(CallHandler):
     def _split(self, data: bytes) -> tuple[list[tuple[int, bytes]], WireProtocolError | None]:
         """Complete frames in ``data`` (and what came before), and the first framing error."""
         self.heard = True
+        whole = self._decoder.whole(data)
+        if whole is not None:
+            return [whole], None
         frames: list[tuple[int, bytes]] = []
         try:
             for frame in self._decoder.feed(data):

@@ -366,7 +366,7 @@ def _run(
         state.prebuilt = None
         if built is None:
             built = _build(policy, channel)
-        add_globals(built, policy, tools=tools, extra_globals=extra)
+        add_globals(built, policy, tools=tools, extra_globals=extra, plain_tools=True)
         namespace = state.globals
         if namespace is None:
             namespace = built
