@@ -40,6 +40,7 @@ WORKER_ALLOWED_MODULES: dict[str, str] = {
     "ptcbox.runtimes._shared._value": "the size caps of values crossing the tool boundary",
     "ptcbox.runtimes._shared._codec": "tool values keep their Python types (tagged JSON)",
     "ptcbox.runtimes._shared._hashes": "the codec refuses hash floods (stdlib and the ablation)",
+    "ptcbox.runtimes._shared._frames": "a thread's frame for the timeout text (stdlib only)",
     "ptcbox.runtimes._shared._tool_errors": "a tool's exception rebuilt from data as its type",
     "ptcbox.runtimes._shared._name_hint": "a NameError's note: the closest tool names",
     "ptcbox.runtimes._shared._error_text": "the snippet's traceback text for the model",

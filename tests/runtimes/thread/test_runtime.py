@@ -45,9 +45,18 @@ def busy_snippet_threads() -> list[threading.Thread]:
 
 
 def sys_frames() -> dict[int, Any]:
+    """Every thread's frame, with the collector paused (CPython 3.11 deadlocks otherwise:
+    see ptcbox.runtimes._shared._frames)."""
+    import gc
     import sys
 
-    return sys._current_frames()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def wait_until(predicate: Any, deadline_s: float = 5.0) -> bool:

@@ -6,10 +6,10 @@ line), never a frame or a path of ptcbox or of the host, and is capped like outp
 
 from __future__ import annotations
 
-import sys
 import traceback
 
 from ptcbox import errors
+from ptcbox.runtimes._shared._frames import thread_frame
 from ptcbox.runtimes._shared._output import cap_text, truncation_marker
 from ptcbox.sandbox._refusals import builtin_hint
 
@@ -193,7 +193,7 @@ def snippet_location(thread_id: int, source: str, *, filename: str = SNIPPET_FIL
         The innermost snippet line the thread is executing, or ``""`` when it is not in
         the snippet's code (e.g. inside a tool or a C call made from the host).
     """
-    frame = sys._current_frames().get(thread_id)
+    frame = thread_frame(thread_id)
     while frame is not None:
         if frame.f_code.co_filename == filename:
             lineno = frame.f_lineno or 0

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 from typing import Protocol
+
+from ptcbox.runtimes._shared._frames import thread_frame
 
 __all__ = ["Reaper", "wake_inner_loops"]
 
@@ -32,7 +33,7 @@ def wake_inner_loops(thread_id: int) -> None:
     A loop blocked in ``select`` runs no bytecode, so the pending exception would wait
     for the select timeout; a no-op callback makes it return at once.
     """
-    frame = sys._current_frames().get(thread_id)
+    frame = thread_frame(thread_id)
     while frame is not None:
         if frame.f_code.co_name == "run_forever" and "asyncio" in frame.f_code.co_filename:
             loop = frame.f_locals.get("self")
