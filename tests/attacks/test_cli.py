@@ -71,7 +71,7 @@ UPDATE_WRAPPER = Attack(
     "cli_update_wrapper",
     "import functools\ndef f(): pass\n"
     "functools.update_wrapper(f, search, assigned=(), updated=('__globals__',))\n"
-    "print('ESCAPED', type(sys.modules['os']).__name__)\n",
+    "print('ESCAPED', type(os).__name__)\n",  # the worker stub's module imports os
     3,
     "PolicyViolation",
     "functools.update_wrapper copies only __module__, __name__, __qualname__, __doc__, "
@@ -83,8 +83,9 @@ UPDATE_WRAPPER = Attack(
 
 
 def test_cli_default_runtime_does_not_leak_host_modules(tmp_path: Path) -> None:
-    """The tool's module imports ``sys``: merging its globals would hand the snippet the
-    host's ``sys.modules`` (the old test used ``print``, which has no ``__globals__``)."""
+    """A tool's module imports ``os``: merging its globals would hand the snippet ``os``
+    (the old test used ``print``, which has no ``__globals__``). In the worker the tool
+    is its stub, whose module (``worker/_io.py``) imports ``os``."""
     (tmp_path / "hosttools.py").write_text(TOOLS_MODULE)
     args = ("--tools", "hosttools.py:search", "--json")
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}

@@ -377,7 +377,9 @@ async def test_a_well_formed_frame_written_the_same_way_is_read() -> None:
 @pytest.mark.parametrize("frame", list(HOSTILE), ids=list(HOSTILE))
 async def test_hostile_frame_is_a_clean_wire_protocol_error(frame: str) -> None:
     data, refusal = HOSTILE[frame]
-    rt = SubprocessRuntime(SandboxPolicy.trusted(), min_idle=1)
+    # room for the frames of a megabyte: the raw route writes them in the snippet's source
+    policy = SandboxPolicy.trusted().replace(max_code_chars=4_000_000)
+    rt = SubprocessRuntime(policy, min_idle=1)
     try:
         started = time.monotonic()
         result = await rt.execute(_raw(data), TOOLS, timeout=30)

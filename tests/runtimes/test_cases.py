@@ -211,11 +211,19 @@ async def test_B18_int_str_conversion_limit_is_a_fast_value_error(runtime: Any) 
     assert result.error is not None and "digits" in result.error
 
 
-async def test_B19_deeply_nested_source_is_a_failed_result(runtime: Any) -> None:
-    result = await run(runtime, "x = 0" + "+1" * 210_000, timeout=20)
+async def test_B19_deeply_nested_source_is_a_failed_result(
+    runtime: Any, make_runtime: Any
+) -> None:
+    code = "x = 0" + "+1" * 210_000  # 420,005 characters
+    refused = await run(runtime, code, timeout=20)  # over the default max_code_chars
+    assert refused.error_type == "CodeSizeLimitExceeded", refused.error
+    assert refused.duration_s < 1  # before any parse
+    # A policy that lets it through reaches the nesting itself
+    roomy = make_runtime(SandboxPolicy(max_code_chars=1_000_000))
+    result = await run(roomy, code, timeout=20)
     assert result.return_code == 1
-    assert result.error_type in {"RecursionError", "SyntaxError", "MemoryError"}
-    assert (await run(runtime, "print('alive')")).stdout == "alive\n"
+    assert result.error_type in {"RecursionError", "SyntaxError", "MemoryError"}, result.error
+    assert (await run(roomy, "print('alive')")).stdout == "alive\n"
 
 
 async def test_B20_blocking_sleep_returns_at_the_timeout(
