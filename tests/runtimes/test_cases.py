@@ -211,9 +211,7 @@ async def test_B18_int_str_conversion_limit_is_a_fast_value_error(runtime: Any) 
     assert result.error is not None and "digits" in result.error
 
 
-async def test_B19_deeply_nested_source_is_a_failed_result(
-    runtime: Any, make_runtime: Any
-) -> None:
+async def test_B19_deeply_nested_source_is_a_failed_result(runtime: Any, make_runtime: Any) -> None:
     code = "x = 0" + "+1" * 210_000  # 420,005 characters
     refused = await run(runtime, code, timeout=20)  # over the default max_code_chars
     assert refused.error_type == "CodeSizeLimitExceeded", refused.error
