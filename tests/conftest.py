@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib.util
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -19,6 +20,22 @@ def _close_shared_default_runtimes() -> Iterator[None]:
     """
     yield
     _execute._LOOP.shutdown()
+
+
+@pytest.fixture
+def hide_modules(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``hide_modules("numpy", ...)``: ``importlib.util.find_spec`` finds none of them
+    (as if not installed) until the test ends."""
+
+    def hide(*names: str) -> None:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(
+            importlib.util,
+            "find_spec",
+            lambda name, *args: None if name in names else real(name, *args),
+        )
+
+    return hide
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

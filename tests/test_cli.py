@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -166,17 +167,13 @@ def test_policy_data_option(workdir: Path) -> None:
 
 
 def test_policy_data_without_the_extra_is_a_usage_error(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    hide_modules: Callable[..., None],
 ) -> None:
     """Without numpy/pandas, `--policy data` printed an ImportError traceback (exit 1)."""
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name in ("numpy", "pandas") else real(name, *a),
-    )
+    hide_modules("numpy", "pandas")
     monkeypatch.chdir(workdir)
     assert cli.main(["run", "ok.py", "--tools", "mytools:TOOLS", "--policy", "data"]) == 2
     err = capsys.readouterr().err

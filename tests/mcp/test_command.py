@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -85,20 +86,13 @@ def test_two_upstreams_whose_names_clash_need_prefixes() -> None:
 
 
 def test_policy_data_without_the_extra_is_a_usage_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    hide_modules: Callable[..., None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Without numpy/pandas, `--policy data` ended the server with an ImportError traceback."""
-    import importlib.util
-
     from ptcbox.mcp import serve_command
     from ptcbox.sandbox import SandboxPolicy
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name in ("numpy", "pandas") else real(name, *a),
-    )
+    hide_modules("numpy", "pandas")
     assert serve_command({}, upstreams=[], policy=SandboxPolicy.data()) == 2
     err = capsys.readouterr().err
     assert err.startswith("ptcbox mcp serve: the policy allows numpy and pandas, which are not")

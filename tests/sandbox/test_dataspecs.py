@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -161,16 +162,13 @@ def test_vars_of_a_snippet_function_is_read_only() -> None:
     assert "line 5" in (result.error or "")
 
 
-def test_a_missing_data_library_is_named_with_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-
+def test_a_missing_data_library_is_named_with_the_extra(
+    hide_modules: Callable[..., None],
+) -> None:
     from ptcbox.runtimes import SubprocessRuntime
     from ptcbox.sandbox._dataspecs import missing_data_libs
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "pandas" else real(name, *a)
-    )
+    hide_modules("pandas")
     assert missing_data_libs(SandboxPolicy.data().allowed_imports) == ["pandas"]
     assert missing_data_libs(SandboxPolicy().allowed_imports) == []
     with pytest.raises(ImportError, match=r"allows pandas, which is not installed: pip install"):
