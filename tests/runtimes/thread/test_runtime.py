@@ -45,18 +45,11 @@ def busy_snippet_threads() -> list[threading.Thread]:
 
 
 def sys_frames() -> dict[int, Any]:
-    """Every thread's frame, with the collector paused (CPython 3.11 deadlocks otherwise:
+    """Every thread's frame (CPython 3.11 can deadlock in plain ``sys._current_frames``:
     see ptcbox.runtimes._shared._frames)."""
-    import gc
-    import sys
+    from ptcbox.runtimes._shared._frames import current_frames
 
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return sys._current_frames()
-    finally:
-        if enabled:
-            gc.enable()
+    return current_frames()
 
 
 def wait_until(predicate: Any, deadline_s: float = 5.0) -> bool:

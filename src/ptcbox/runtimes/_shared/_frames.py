@@ -16,16 +16,22 @@ import gc
 import sys
 from types import FrameType
 
-__all__ = ["thread_frame"]
+__all__ = ["current_frames", "thread_frame"]
+
+
+def current_frames() -> dict[int, FrameType]:
+    """``sys._current_frames()``: every thread's innermost frame, by thread id, with the
+    collector paused (see the module docstring)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def thread_frame(thread_id: int) -> FrameType | None:
     """The innermost frame of the thread ``thread_id`` (``threading.get_ident()``), or
     ``None`` when it has none (ended, or not a Python thread)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return sys._current_frames().get(thread_id)
-    finally:
-        if enabled:
-            gc.enable()
+    return current_frames().get(thread_id)
