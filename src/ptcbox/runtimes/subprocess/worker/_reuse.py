@@ -61,6 +61,11 @@ _refusals = [0]
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 
 
+def _refusals_so_far() -> int:
+    """Refusals in this process: errors raised, imports and view attributes refused."""
+    return _refusals[0] + REFUSED_IMPORTS[0] + REFUSED_ATTRIBUTES[0]
+
+
 def count_refusals() -> None:
     """Count every refusal and limit error made in this process from now on.
 
@@ -159,7 +164,7 @@ class Reuse:
     def run(self, execute: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
         """Run ``execute(*args)`` (it returns the ``done`` message) in a fresh context,
         then reset; set ``done["reuse"]``."""
-        refusals = _refusals[0] + REFUSED_IMPORTS[0] + REFUSED_ATTRIBUTES[0]
+        refusals = _refusals_so_far()
         mark_cpu_start()  # the time view's CPU clocks start at zero for this run
         done = contextvars.Context().run(execute, *args)
         self.left -= 1
@@ -178,7 +183,7 @@ class Reuse:
             and not endless_garbage
             and done.get("error") is None
             and not done.get("truncated")
-            and _refusals[0] + REFUSED_IMPORTS[0] + REFUSED_ATTRIBUTES[0] == refusals
+            and _refusals_so_far() == refusals
         )
         size, resident = _memory_bytes(self._statm)
         small = size <= self._memory_limits[0] and resident <= self._memory_limits[1]
